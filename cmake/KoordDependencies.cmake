@@ -1,0 +1,10 @@
+# Everything comes from Debian 12 packages (scripts/install-deps.sh installs them).
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS json program_options url)
+find_package(fmt REQUIRED)
+find_package(OpenSSL 3 REQUIRED)
+if(KOORD_BUILD_TESTS)
+  find_package(Catch2 2.13 REQUIRED)
+  include(Catch)
+endif()

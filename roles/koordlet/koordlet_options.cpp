@@ -1,0 +1,159 @@
+#include "koordlet_options.h"
+
+#include <fmt/format.h>
+
+namespace koord::roles::koordlet {
+
+using namespace std::chrono_literals;
+
+void registerFlags(FlagSet& f, KoordletOptions& o, const FeatureGate& gates, bool host_mode) {
+  app::addLoggingFlags(f, o.common);
+  app::addFeatureGatesFlag(f, o.common, gates);
+  f.addString("kubeconfig", &o.kubeconfig, "", "Path to a kubeconfig (in-cluster otherwise).");
+  f.addString("addr", &o.addr, ":9316", "The address the metric endpoint binds to.");
+  f.addDouble("kube-api-qps", &o.kube_api_qps, 20, "QPS to use while talking with kube-apiserver.");
+  f.addInt("kube-api-burst", &o.kube_api_burst, 30,
+           "Burst to use while talking with kube-apiserver.");
+  f.addString("configmap-name", &o.configmap_name, "koordlet-config",
+              "determines the config map name.");
+  f.addString("configmap-namespace", &o.configmap_namespace, "koordinator-system",
+              "determines the config map namespace.");
+
+  f.addString("cgroup-root-dir", &o.cgroup_root_dir,
+              host_mode ? "/sys/fs/cgroup/" : "/host-cgroup/", "Cgroup root dir");
+  f.addString("sys-root-dir", &o.sys_root_dir, host_mode ? "/sys/" : "/host-sys/",
+              "host /sys dir in container");
+  f.addString("sys-fs-root-dir", &o.sys_fs_root_dir, host_mode ? "/sys/fs/" : "/host-sys-fs/",
+              "host /sys/fs dir in container, used by resctrl fs");
+  f.addString("proc-root-dir", &o.proc_root_dir, "/proc/", "host /proc dir in container");
+  f.addString("var-run-root-dir", &o.var_run_root_dir, host_mode ? "/var/run/" : "/host-var-run/",
+              "host /var/run dir in container");
+  f.addString("run-root-dir", &o.run_root_dir, host_mode ? "/run/" : "/host-run/",
+              "host /run dir in container");
+  f.addString("var-lib-kubelet-dir", &o.var_lib_kubelet_dir, "/var/lib/kubelet/",
+              "host kubelet's data dir");
+  f.addString("cgroup-driver", &o.cgroup_driver, "",
+              "cgroup driver of the node: cgroupfs or systemd (empty: detect from the kubepods "
+              "layout)");
+  f.addString("containerd-endpoint", &o.containerd_endpoint, "", "containerd endpoint");
+  f.addString("docker-endpoint", &o.docker_endpoint, "", "docker endpoint");
+  f.addString("pouch-endpoint", &o.pouch_endpoint, "", "pouch endpoint");
+  f.addString("default-runtime-type", &o.default_runtime_type, "containerd",
+              "default runtime type during runtime hooks handle request, candidates are "
+              "containerd/docker/pouch.");
+  f.addString("xpu-device-infos-dir", &o.xpu_device_infos_dir,
+              "/var/run/koordlet/xpu-device-infos/",
+              "directory of the device infos written by koord-device-daemon");
+
+  f.addString("kubelet-preferred-address-type", &o.kubelet_preferred_address_type, "InternalIP",
+              "The node address types to use when determining which address to use to connect "
+              "to a particular node.");
+  f.addDuration("kubelet-sync-interval", &o.kubelet_sync_interval, 10s,
+                "The interval at which Koordlet will retain datas from Kubelet.");
+  f.addDuration("kubelet-sync-timeout", &o.kubelet_sync_timeout, 3s,
+                "The length of time to wait before giving up on a single request to Kubelet.");
+  f.addBool("kubelet-insecure-tls", &o.kubelet_insecure_tls, false,
+            "Use the kubelet's read-only port instead of authenticated HTTPS.");
+  f.addInt("kubelet-read-only-port", &o.kubelet_read_only_port, 10255,
+           "The read-only port for the kubelet to serve on with no authentication/authorization.");
+  f.addDuration("node-topology-sync-interval", &o.node_topology_sync_interval, 3s,
+                "The interval which Koordlet will report the node topology info.");
+  f.addBool("disable-query-kubelet-config", &o.disable_query_kubelet_config, false,
+            "Disables querying the kubelet configuration from kubelet.");
+  f.addBool("enable-node-metric-report", &o.enable_node_metric_report, true,
+            "Enable status update of node metric.");
+
+  f.addDuration("collect-res-used-interval", &o.collect_res_used_interval, 1s,
+                "Collect node/pod resource usage interval.");
+  f.addDuration("collect-sys-metric-outdated-interval", &o.collect_sys_metric_outdated_interval,
+                10s, "Interval after which collected system metrics count as outdated.");
+  f.addDuration("collect-node-cpu-info-interval", &o.collect_node_cpu_info_interval, 60s,
+                "Collect node cpu info interval.");
+  f.addDuration("psi-collector-interval", &o.psi_collector_interval, 10s,
+                "Collect pod and container PSI interval.");
+  f.addDuration("cpi-collector-interval", &o.cpi_collector_interval, 60s,
+                "Collect pod and container CPI interval.");
+  f.addDuration("coldpage-collector-interval", &o.coldpage_collector_interval, 5s,
+                "Collect cold page interval.");
+  f.addBool("enable-pagecache-collector", &o.enable_pagecache_collector, false,
+            "Enable cache collector of node, pods and containers.");
+  f.addBool("enable-resctrl-collector", &o.enable_resctrl_collector, false,
+            "Enable resctrl collector of node, pods and containers.");
+  f.addInt("metric-gc-interval-seconds", &o.metric_gc_interval_seconds, 300,
+           "Collect node metrics interval.");
+  f.addInt("metric-expire-seconds", &o.metric_expire_seconds, 1800, "Metric expire seconds.");
+
+  f.addInt("reconcile-interval-seconds", &o.reconcile_interval_seconds, 1,
+           "reconcile be pod cgroup interval by seconds");
+  f.addInt("cpu-suppress-interval-seconds", &o.cpu_suppress_interval_seconds, 1,
+           "suppress be pod cpu resource interval by seconds");
+  f.addInt("cpu-evict-interval-seconds", &o.cpu_evict_interval_seconds, 1,
+           "evict be pod(cpu) interval by seconds");
+  f.addInt("memory-evict-interval-seconds", &o.memory_evict_interval_seconds, 1,
+           "evict be pod(memory) interval by seconds");
+  f.addInt("memory-evict-cool-time-seconds", &o.memory_evict_cool_time_seconds, 4,
+           "cooling time: memory next evict time should after lastEvictTime + "
+           "MemoryEvictCoolTimeSeconds");
+  f.addInt("cpu-evict-cool-time-seconds", &o.cpu_evict_cool_time_seconds, 20,
+           "cooltime: CPU next evict time should after lastEvictTime + CPUEvictCoolTimeSeconds");
+  f.addBool("only-evict-by-api", &o.only_evict_by_api, false,
+            "only evict pods through the Eviction API, never by killing containers");
+  f.addInt("resource-force-update-seconds", &o.resource_force_update_seconds, 60,
+           "resource force update interval by seconds");
+
+  f.addString("runtime-hooks-network", &o.runtime_hooks_network, "unix", "rpc server network type");
+  f.addString("runtime-hooks-addr", &o.runtime_hooks_addr, "/host-var-run-koordlet/koordlet.sock",
+              "rpc server address");
+  f.addString("runtime-hooks-failure-policy", &o.runtime_hooks_failure_policy, "Ignore",
+              "failure policy for runtime hooks (Ignore or Fail)");
+  f.addString("runtime-hooks-config-path", &o.runtime_hooks_config_path,
+              host_mode ? "/etc/runtime/hookserver.d" : "/host-etc-hookserver/",
+              "config file path for runtime hooks");
+  f.addString("runtime-hooks-host-endpoint", &o.runtime_hooks_host_endpoint,
+              "/var/run/koordlet/koordlet.sock", "host endpoint of runtime proxy");
+  f.addStringList("runtime-hooks-disable-stages", &o.runtime_hooks_disable_stages, {},
+                  "disable stages for runtime hooks");
+  f.addBool("enable-nri-runtime-hook", &o.enable_nri_runtime_hook, true,
+            "enable/disable runtime hooks nri mode");
+  f.addDuration("runtime-hooks-reconcile-interval", &o.runtime_hooks_reconcile_interval, 10s,
+                "reconcile interval for each plugins");
+  f.addHelpSection("Environment", {"NODE_NAME (required)  the node this koordlet runs on",
+                                   "agent_mode=hostMode  default the roots to host paths"});
+}
+
+void validate(const KoordletOptions& o) {
+  auto positive = [](std::string_view name, auto v) {
+    if (v <= decltype(v){})
+      throw FlagError(fmt::format("-{} must be positive", name));
+  };
+  positive("kube-api-qps", o.kube_api_qps);
+  positive("kube-api-burst", o.kube_api_burst);
+  positive("collect-res-used-interval", o.collect_res_used_interval);
+  positive("kubelet-sync-interval", o.kubelet_sync_interval);
+  positive("reconcile-interval-seconds", o.reconcile_interval_seconds);
+  positive("cpu-suppress-interval-seconds", o.cpu_suppress_interval_seconds);
+  positive("cpu-evict-interval-seconds", o.cpu_evict_interval_seconds);
+  positive("memory-evict-interval-seconds", o.memory_evict_interval_seconds);
+  positive("runtime-hooks-reconcile-interval", o.runtime_hooks_reconcile_interval);
+  if (o.cgroup_driver != "" && o.cgroup_driver != "cgroupfs" && o.cgroup_driver != "systemd") {
+    throw FlagError(
+        fmt::format("-cgroup-driver={:?}: must be cgroupfs or systemd", o.cgroup_driver));
+  }
+  if (o.runtime_hooks_failure_policy != "Ignore" && o.runtime_hooks_failure_policy != "Fail") {
+    throw FlagError(fmt::format("-runtime-hooks-failure-policy={:?}: must be Ignore or Fail",
+                                o.runtime_hooks_failure_policy));
+  }
+  if (o.default_runtime_type != "containerd" && o.default_runtime_type != "docker" &&
+      o.default_runtime_type != "pouch") {
+    throw FlagError(fmt::format("-default-runtime-type={:?}: must be containerd, docker or pouch",
+                                o.default_runtime_type));
+  }
+  if (o.kubelet_read_only_port < 0 || o.kubelet_read_only_port > 65535) {
+    throw FlagError("-kubelet-read-only-port: out of range");
+  }
+  if (o.node_name.empty()) {
+    throw app::ConfigError("NODE_NAME is not set: the koordlet must know which node it runs on");
+  }
+}
+
+}  // namespace koord::roles::koordlet

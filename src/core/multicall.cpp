@@ -1,0 +1,125 @@
+#include "koord/core/multicall.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "koord/core/version.h"
+
+namespace koord {
+namespace {
+
+std::string_view baseName(std::string_view path) {
+  auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+const RoleEntry* findByName(std::span<const RoleEntry> roles, std::string_view word) {
+  for (const auto& r : roles) {
+    if (r.name == word)
+      return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+DispatchDecision decideDispatch(std::span<const RoleEntry> roles,
+                                const std::vector<std::string>& argv) {
+  DispatchDecision d;
+  std::string_view self = argv.empty() ? std::string_view("koord") : baseName(argv[0]);
+  for (const auto& r : roles) {
+    if (r.binary == self) {
+      d.kind = DispatchDecision::Kind::kRole;
+      d.role = &r;
+      d.role_args.assign(argv.begin(), argv.end());
+      d.role_args[0] = std::string(r.binary);
+      return d;
+    }
+  }
+  if (argv.size() < 2) {
+    d.kind = DispatchDecision::Kind::kNoRole;
+    return d;
+  }
+  std::string_view word = argv[1];
+  if (word == "--help" || word == "-h" || word == "-help" || word == "help") {
+    // `koord help <role>` is the role's --help.
+    if (word == "help" && argv.size() >= 3) {
+      if (const RoleEntry* r = findByName(roles, argv[2])) {
+        d.kind = DispatchDecision::Kind::kRole;
+        d.role = r;
+        d.role_args = {std::string(r->binary), "--help"};
+        return d;
+      }
+      d.kind = DispatchDecision::Kind::kUnknownRole;
+      d.offending = argv[2];
+      return d;
+    }
+    d.kind = DispatchDecision::Kind::kListRoles;
+    return d;
+  }
+  if (word == "version" || word == "--version" || word == "-version") {
+    d.kind = DispatchDecision::Kind::kVersion;
+    return d;
+  }
+  if (const RoleEntry* r = findByName(roles, word)) {
+    d.kind = DispatchDecision::Kind::kRole;
+    d.role = r;
+    d.role_args.emplace_back(r->binary);
+    d.role_args.insert(d.role_args.end(), argv.begin() + 2, argv.end());
+    return d;
+  }
+  d.kind = DispatchDecision::Kind::kUnknownRole;
+  d.offending = std::string(word);
+  return d;
+}
+
+std::string rolesHelp(std::span<const RoleEntry> roles) {
+  std::string out =
+      "koord: Koordinator QoS-based co-location for Kubernetes, as one binary.\n\n"
+      "Usage:\n  koord <role> [flags]      or run a symlink named after the role\n"
+      "  koord <role> --help       flags of one role\n"
+      "  koord version             version and git commit\n\nRoles:\n";
+  size_t width = 0;
+  for (const auto& r : roles)
+    width = std::max(width, r.name.size());
+  for (const auto& r : roles) {
+    out += fmt::format("  {:<{}}  {:<20}  {}\n", r.name, width, r.binary, r.summary);
+  }
+  return out;
+}
+
+int runMulticall(std::span<const RoleEntry> roles, int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  DispatchDecision d = decideDispatch(roles, args);
+  switch (d.kind) {
+    case DispatchDecision::Kind::kListRoles:
+      std::fputs(rolesHelp(roles).c_str(), stdout);
+      return 0;
+    case DispatchDecision::Kind::kVersion:
+      std::fputs(
+          fmt::format("koord version {} (git commit {})\n", versionString(), gitCommit()).c_str(),
+          stdout);
+      return 0;
+    case DispatchDecision::Kind::kNoRole:
+      std::fputs(rolesHelp(roles).c_str(), stderr);
+      std::fputs("koord: no role given\n", stderr);
+      return 2;
+    case DispatchDecision::Kind::kUnknownRole:
+      std::fputs(
+          fmt::format("koord: unknown role {:?} (run 'koord --help' for the list)\n", d.offending)
+              .c_str(),
+          stderr);
+      return 2;
+    case DispatchDecision::Kind::kRole:
+      break;
+  }
+  std::vector<char*> role_argv;
+  role_argv.reserve(d.role_args.size() + 1);
+  for (auto& a : d.role_args)
+    role_argv.push_back(a.data());
+  role_argv.push_back(nullptr);
+  return d.role->main(static_cast<int>(d.role_args.size()), role_argv.data());
+}
+
+}  // namespace koord

@@ -1,0 +1,195 @@
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include "koord/http/client.h"
+#include "subprocess.h"
+
+using namespace std::chrono_literals;
+using koord::testing::run;
+
+namespace {
+
+std::string bin(const std::string& name) {
+  return std::string(KOORD_BIN_DIR) + "/" + name;
+}
+
+int countLines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+// A blocking HTTP GET for probing a role from the outside.
+class Prober {
+ public:
+  Prober() : guard_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {
+    client_ = std::make_unique<koord::http::Client>(io_, koord::http::ClientOptions{});
+  }
+  ~Prober() {
+    client_.reset();
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  koord::Result<koord::http::Response> get(const std::string& url) {
+    koord::http::ClientRequest req;
+    req.url = url;
+    req.timeout = 2s;
+    return client_->sendSync(req);
+  }
+  // Polls until the URL answers at all (the role binds after parsing flags).
+  koord::Result<koord::http::Response> waitFor(const std::string& url) {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (true) {
+      auto r = get(url);
+      if (r || std::chrono::steady_clock::now() > deadline)
+        return r;
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
+  std::thread thread_;
+  std::unique_ptr<koord::http::Client> client_;
+};
+
+}  // namespace
+
+TEST_CASE("koord --help lists every role with a summary", "[cli]") {
+  auto r = run({bin("koord"), "--help"});
+  REQUIRE(r.exit_code == 0);
+  for (const char* role : {"manager", "scheduler", "descheduler", "koordlet", "device-daemon",
+                           "runtime-proxy", "koord-manager", "koord-runtime-proxy"}) {
+    INFO(role);
+    CHECK(r.out.find(role) != std::string::npos);
+  }
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("koord version prints the version and git commit", "[cli]") {
+  auto r = run({bin("koord"), "version"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("koord version ", 0) == 0);
+  CHECK(r.out.find("git commit") != std::string::npos);
+}
+
+TEST_CASE("symlinks dispatch on argv[0]", "[cli]") {
+  auto r = run({bin("koord-scheduler"), "--help"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("Usage:\n  koord-scheduler [flags]") != std::string::npos);
+  CHECK(r.out.find("--leader-elect") != std::string::npos);
+  CHECK(r.out.find("--config string") != std::string::npos);
+  for (const char* link : {"koord-manager", "koord-descheduler", "koordlet", "koord-device-daemon",
+                           "koord-runtime-proxy"}) {
+    INFO(link);
+    auto h = run({bin(link), "--help"});
+    CHECK(h.exit_code == 0);
+    CHECK(h.out.find(std::string("  ") + link + " [flags]") != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown role exits 2 with one line naming it", "[cli]") {
+  auto r = run({bin("koord"), "bogus"});
+  CHECK(r.exit_code == 2);
+  CHECK(countLines(r.err) == 1);
+  CHECK(r.err.find("\"bogus\"") != std::string::npos);
+  CHECK(r.out.empty());
+  auto none = run({bin("koord")});
+  CHECK(none.exit_code == 2);
+}
+
+TEST_CASE("an unknown flag exits 2 with one line naming it", "[cli]") {
+  auto r = run({bin("koord"), "device-daemon", "--oneshot", "--bogus"});
+  CHECK(r.exit_code == 2);
+  CHECK(countLines(r.err) == 1);
+  CHECK(r.err.find("--bogus") != std::string::npos);
+  auto go = run({bin("koordlet"), "-bogus=1"}, {{"NODE_NAME", "n"}});
+  CHECK(go.exit_code == 2);
+  CHECK(go.err.find("-bogus") != std::string::npos);
+}
+
+TEST_CASE("bad values exit 2 and name the flag, config faults exit 1", "[cli]") {
+  auto gates = run({bin("koord"), "manager", "--feature-gates=Bogus=true"});
+  CHECK(gates.exit_code == 2);
+  CHECK(gates.err.find("Bogus") != std::string::npos);
+  auto lease = run({bin("koord"), "scheduler", "--leader-elect-lease-duration=5s"});
+  CHECK(lease.exit_code == 2);
+  CHECK(lease.err.find("lease-duration") != std::string::npos);
+  auto env = run({bin("koord"), "device-daemon"}, {{"KDD_SLEEP_INTERVAL", "often"}});
+  CHECK(env.exit_code == 2);
+  CHECK(env.err.find("KDD_SLEEP_INTERVAL") != std::string::npos);
+  auto node = run({bin("koordlet"), "-addr=127.0.0.1:0"}, {{"NODE_NAME", std::nullopt}});
+  CHECK(node.exit_code == 1);
+  CHECK(node.err.find("NODE_NAME") != std::string::npos);
+  auto docker = run({bin("koord"), "runtime-proxy", "--backend-runtime-mode=Docker"});
+  CHECK(docker.exit_code == 1);
+  CHECK(docker.err.find("not supported") != std::string::npos);
+  auto port = run(
+      {bin("koord"), "manager", "--metrics-addr=127.0.0.1:0", "--health-probe-addr=127.0.0.1:0"},
+      {{"WEBHOOK_PORT", "nope"}});
+  CHECK(port.exit_code == 1);
+  CHECK(port.err.find("WEBHOOK_PORT") != std::string::npos);
+}
+
+TEST_CASE("device-daemon --oneshot does not pretend to have written devices", "[cli]") {
+  std::string out =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/koord-cli-ic-device";
+  std::remove(out.c_str());
+  auto r = run({bin("koord-device-daemon"), "--oneshot", "--prints-output-file=" + out});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("not implemented") != std::string::npos);
+  CHECK_FALSE(std::ifstream(out).good());
+}
+
+TEST_CASE("manager serves /metrics and /healthz, says plainly it is not ready, stops on SIGTERM",
+          "[cli]") {
+  int metrics_port = koord::testing::freeLoopbackPort();
+  int health_port = koord::testing::freeLoopbackPort();
+  koord::testing::Subprocess manager(
+      {bin("koord"), "manager", "--metrics-addr=127.0.0.1:" + std::to_string(metrics_port),
+       "--health-probe-addr=127.0.0.1:" + std::to_string(health_port)});
+  Prober probe;
+  auto healthz = probe.waitFor("http://127.0.0.1:" + std::to_string(health_port) + "/healthz");
+  REQUIRE(healthz.has_value());
+  CHECK(healthz->status == 200);
+  auto readyz = probe.get("http://127.0.0.1:" + std::to_string(health_port) + "/readyz");
+  REQUIRE(readyz.has_value());
+  CHECK(readyz->status == 503);
+  CHECK(readyz->body.find("not implemented") != std::string::npos);
+  auto metrics = probe.get("http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics");
+  REQUIRE(metrics.has_value());
+  CHECK(metrics->status == 200);
+  CHECK(metrics->content_type.find("text/plain; version=0.0.4") != std::string::npos);
+  CHECK(metrics->body.find("# TYPE koord_http_server_requests_total counter") != std::string::npos);
+  // /metrics lives on the metrics address only, as in Koordinator.
+  auto wrong = probe.get("http://127.0.0.1:" + std::to_string(health_port) + "/metrics");
+  REQUIRE(wrong.has_value());
+  CHECK(wrong->status == 404);
+
+  manager.signal(SIGTERM);
+  auto r = manager.wait(10s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("not implemented yet") != std::string::npos);
+  CHECK(r.err.find("shutting down (SIGTERM)") != std::string::npos);
+}
+
+TEST_CASE("a role that cannot bind its address exits 1 naming it", "[cli]") {
+  int port = koord::testing::freeLoopbackPort();
+  koord::testing::Subprocess first({bin("koordlet"), "-addr=127.0.0.1:" + std::to_string(port)},
+                                   {{"NODE_NAME", "node-a"}});
+  Prober probe;
+  auto up = probe.waitFor("http://127.0.0.1:" + std::to_string(port) + "/healthz");
+  REQUIRE(up.has_value());
+  auto second =
+      run({bin("koordlet"), "-addr=127.0.0.1:" + std::to_string(port)}, {{"NODE_NAME", "node-a"}});
+  CHECK(second.exit_code == 1);
+  CHECK(second.err.find(std::to_string(port)) != std::string::npos);
+  first.signal(SIGINT);
+  CHECK(first.wait(10s).exit_code == 0);
+}

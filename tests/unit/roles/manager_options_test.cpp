@@ -1,0 +1,93 @@
+#include "manager_options.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "koord/apis/features.h"
+#include "koord/core/log.h"
+
+using namespace koord;
+using namespace koord::roles::manager;
+
+namespace {
+std::map<std::string, std::string> g_env;
+const char* fakeEnv(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+}  // namespace
+
+TEST_CASE("manager flags carry Koordinator's names and defaults", "[roles][manager]") {
+  ManagerOptions o;
+  FeatureGate gates(apis::managerFeatures());
+  FlagSet flags("koord-manager");
+  registerFlags(flags, o, gates);
+  REQUIRE(flags.parse(std::vector<std::string>{}) == FlagSet::Outcome::kRun);
+  CHECK(o.metrics_addr == ":8080");
+  CHECK(o.health_probe_addr == ":8000");
+  CHECK(o.enable_leader_election);
+  CHECK(o.leader_election_namespace == "koordinator-system");
+  CHECK(o.config_namespace == "koordinator-system");
+  CHECK(o.slo_config_name == "slo-controller-config");
+  CHECK(o.rest_config_qps == 30);
+  CHECK(o.rest_config_burst == 50);
+  CHECK(o.controllers == std::vector<std::string>{"*"});
+  CHECK(enabledControllers(o.controllers) == knownControllers());
+  CHECK(gates.enabled("PodMutatingWebhook"));
+  CHECK(gates.enabled("PodValidatingWebhook"));
+  CHECK_FALSE(gates.enabled("ConfigMapValidatingWebhook"));
+}
+
+TEST_CASE("manager accepts its install guide's command line", "[roles][manager]") {
+  ManagerOptions o;
+  FeatureGate gates(apis::managerFeatures());
+  FlagSet flags("koord-manager");
+  registerFlags(flags, o, gates);
+  REQUIRE(
+      flags.parse({"--enable-leader-election", "--metrics-addr=:8080", "--health-probe-addr=:8000",
+                   "--logtostderr=true", "--leader-election-namespace=koord",
+                   "--config-namespace=koord", "-v=4", "--feature-gates=PodMutatingWebhook=false",
+                   "--sync-period=0", "--controllers=*,-quotaprofile"}) == FlagSet::Outcome::kRun);
+  app::applyCommonOptions(o.common, &gates);
+  CHECK_NOTHROW(validate(o));
+  CHECK_FALSE(gates.enabled("PodMutatingWebhook"));
+  CHECK(o.common.verbosity == 4);
+  auto on = enabledControllers(o.controllers);
+  CHECK(std::find(on.begin(), on.end(), "quotaprofile") == on.end());
+  CHECK(on.size() == knownControllers().size() - 1);
+  koord::log::setVerbosity(0);
+}
+
+TEST_CASE("manager refuses unknown controllers, plugins and gates by name", "[roles][manager]") {
+  CHECK_THROWS_WITH(enabledControllers({"nodemetric", "bogus"}), Catch::Contains("bogus"));
+  CHECK_THROWS_WITH(enabledControllers({"-nope"}), Catch::Contains("nope"));
+  CHECK(enabledControllers({"nodemetric", "nodeslo"}) ==
+        std::vector<std::string>{"nodemetric", "nodeslo"});
+  ManagerOptions o;
+  o.noderesource_plugins = {"BatchResource", "Turbo"};
+  CHECK_THROWS_WITH(validate(o), Catch::Contains("Turbo"));
+  o = {};
+  o.sync_period = "soon";
+  CHECK_THROWS_WITH(validate(o), Catch::Contains("sync-period"));
+  FeatureGate gates(apis::managerFeatures());
+  o = {};
+  o.common.feature_gates = "Bogus=true";
+  CHECK_THROWS_AS(app::applyCommonOptions(o.common, &gates), FlagError);
+}
+
+TEST_CASE("manager reads the webhook environment strictly", "[roles][manager]") {
+  ManagerOptions o;
+  g_env = {{"WEBHOOK_PORT", "19876"}, {"POD_NAMESPACE", "koord"}};
+  readEnvironment(o, &fakeEnv);
+  CHECK(o.webhook_port == 19876);
+  CHECK(o.pod_namespace == "koord");
+  CHECK(o.secret_name == "koordinator-webhook-certs");
+  for (const char* bad : {"abc", "0", "70000", "9876x"}) {
+    g_env = {{"WEBHOOK_PORT", bad}};
+    ManagerOptions fresh;
+    CHECK_THROWS_AS(readEnvironment(fresh, &fakeEnv), app::ConfigError);
+    CHECK(fresh.webhook_port == 9876);
+  }
+  g_env.clear();
+}

@@ -28,8 +28,8 @@ if(KOORD_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# Boost.Asio: no deprecated interfaces, and no per-TU copy of the error categories' statics.
-add_compile_definitions(BOOST_ASIO_NO_DEPRECATED BOOST_BEAST_USE_STD_STRING_VIEW)
+# Boost.Asio: no deprecated interfaces.
+add_compile_definitions(BOOST_ASIO_NO_DEPRECATED)
 
 function(koord_target_defaults target)
   target_compile_options(${target} PRIVATE ${KOORD_WARNINGS})

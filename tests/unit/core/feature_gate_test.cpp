@@ -24,7 +24,7 @@ TEST_CASE("feature gates start at their defaults", "[core][featuregate]") {
   CHECK_THROWS_AS(g.enabled("NotDeclared"), std::logic_error);
 }
 
-TEST_CASE("--feature-gates sets gates by name", "[core][featuregate]") {
+TEST_CASE("feature gates are set by name from --feature-gates", "[core][featuregate]") {
   auto g = sample();
   g.set("BECPUEvict=true, BECPUSuppress=false");
   CHECK(g.enabled("BECPUEvict"));

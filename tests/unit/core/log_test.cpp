@@ -40,7 +40,7 @@ TEST_CASE("log lines follow klog's header format", "[core][log]") {
   CHECK(m[3] == "failed: boom");
 }
 
-TEST_CASE("-v gates verbose lines and skips their arguments", "[core][log]") {
+TEST_CASE("verbose lines appear only at -v and skip their arguments", "[core][log]") {
   CaptureLog cap;
   int evaluated = 0;
   auto count = [&evaluated] { return ++evaluated; };

@@ -1,0 +1,84 @@
+// koord's HTTP/1.1 client (Kubernetes API, webhooks, peers): a keep-alive connection pool per
+// scheme+host+port, deadlines on every request, and TLS with server and optional client certs.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "koord/core/result.h"
+#include "koord/http/message.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace koord::http {
+
+namespace detail {
+struct ClientState;
+}
+
+struct ClientOptions {
+  /// Trusted CAs for https (file and/or PEM text); the system store when both are empty.
+  std::string ca_file;
+  std::string ca_pem;
+  /// Optional client certificate, from files or PEM text.
+  std::string client_cert_file, client_key_file;
+  std::string client_cert_pem, client_key_pem;
+  bool insecure_skip_verify = false;
+  /// Overrides the name sent as SNI and checked against the server's certificate.
+  std::string server_name;
+  std::size_t max_idle_per_host = 8;
+  std::chrono::milliseconds connect_timeout{10000};  // resolve + connect + TLS handshake
+  std::chrono::milliseconds request_timeout{30000};  // whole request, connect included
+  std::chrono::milliseconds idle_timeout{90000};     // pooled connections older than this close
+  std::size_t response_body_limit = 64 << 20;
+  std::string user_agent = "koord";
+};
+
+struct ClientRequest {
+  std::string method = "GET";
+  std::string url;  // http:// or https://
+  Headers headers;
+  std::string body;
+  std::chrono::milliseconds timeout{0};  // 0 = ClientOptions::request_timeout
+};
+
+/// Errors: koord::Errc::kTimeout when a deadline passes, kTlsVerifyFailed when the server's
+/// certificate is not trusted or does not name the host, kBodyTooLarge, kBadResponse for
+/// unparsable responses, kInvalidArgument for bad URLs; otherwise the socket's or TLS's own
+/// error code. An HTTP error status is a successful Result; check Response::status.
+///
+/// A request that finds its pooled connection closed by the server is retried once on a new
+/// connection when nothing of it reached the server, or when its method is idempotent and the
+/// connection died before any response byte (the server's idle close crossed our write).
+///
+/// Streaming responses (Kubernetes watch) will be a further call beside send() that shares the
+/// pool and connection setup and hands the body over piece by piece.
+class Client {
+ public:
+  /// Throws std::runtime_error when the CA or client certificate cannot be loaded.
+  Client(boost::asio::io_context& io, ClientOptions options);
+  /// Closes idle connections; requests in flight still complete and call their callbacks.
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Thread-safe. `done` runs once, on one of the io_context's threads.
+  void send(ClientRequest request, std::function<void(Result<Response>)> done);
+  /// Blocks until the response arrives. Must not be called on the io_context's own threads
+  /// (it would wait on itself); doing so returns Errc::kInvalidArgument.
+  Result<Response> sendSync(ClientRequest request);
+
+  /// For tests and debugging.
+  std::size_t idleConnections() const;
+  std::size_t connectionsOpened() const;
+
+ private:
+  std::shared_ptr<detail::ClientState> state_;
+};
+
+}  // namespace koord::http

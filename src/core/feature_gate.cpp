@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "koord/core/strconv.h"
+
 namespace koord {
 namespace {
 
@@ -16,21 +18,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
     s.remove_suffix(1);
   return s;
-}
-
-// Go's strconv.ParseBool, which component-base uses for gate values.
-bool parseBool(std::string_view v, bool* out) {
-  static constexpr std::string_view kTrue[] = {"1", "t", "T", "TRUE", "true", "True"};
-  static constexpr std::string_view kFalse[] = {"0", "f", "F", "FALSE", "false", "False"};
-  if (std::find(std::begin(kTrue), std::end(kTrue), v) != std::end(kTrue)) {
-    *out = true;
-    return true;
-  }
-  if (std::find(std::begin(kFalse), std::end(kFalse), v) != std::end(kFalse)) {
-    *out = false;
-    return true;
-  }
-  return false;
 }
 
 std::string_view stageName(FeatureStage s) {
@@ -76,12 +63,12 @@ void FeatureGate::set(std::string_view spec) {
     }
     std::string_view name = trim(item.substr(0, eq));
     std::string_view value = trim(item.substr(eq + 1));
-    bool b = false;
-    if (!parseBool(value, &b)) {
+    std::optional<bool> b = parseGoBool(value);
+    if (!b) {
       throw FeatureGateError(
           fmt::format("invalid value of feature gate {}: {:?} is not a bool", name, value));
     }
-    values[std::string(name)] = b;
+    values[std::string(name)] = *b;
   }
   set(values);
 }

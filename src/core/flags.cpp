@@ -12,6 +12,7 @@
 #include <set>
 
 #include "koord/core/duration.h"
+#include "koord/core/strconv.h"
 
 namespace po = boost::program_options;
 
@@ -19,18 +20,6 @@ namespace koord {
 namespace {
 
 constexpr const char* kPositional = "__positional";
-
-bool parseGoBool(std::string_view v, bool* out) {
-  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") {
-    *out = true;
-    return true;
-  }
-  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") {
-    *out = false;
-    return true;
-  }
-  return false;
-}
 
 template <typename T>
 bool parseInteger(std::string_view v, T* out) {
@@ -100,6 +89,9 @@ struct FlagSet::Impl {
     flags.emplace(std::move(name), std::move(f));
   }
 
+  template <typename T>
+  void addInteger(std::string name, T* target, T def, std::string help);
+
   [[noreturn]] void badValue(const Flag& f, const std::string& v, std::string_view why) const {
     throw FlagError(fmt::format("invalid argument {:?} for \"--{}\" flag: {}", v, f.name, why));
   }
@@ -119,35 +111,33 @@ void FlagSet::addBool(std::string name, bool* target, bool def, std::string help
   Impl* impl = impl_.get();
   f.apply = [impl, target, name](const std::vector<std::string>& values) {
     const std::string& v = values.back();
-    if (!parseGoBool(v, target))
+    std::optional<bool> b = parseGoBool(v);
+    if (!b)
       impl->badValue(impl->flags.at(name), v, "parse error");
+    *target = *b;
   };
   f.reset = [target, def] { *target = def; };
   impl_->add(std::move(f));
+}
+
+template <typename T>
+void FlagSet::Impl::addInteger(std::string name, T* target, T def, std::string help) {
+  Flag f = makeFlag(name, "int", std::move(help), std::to_string(def), false, false);
+  f.apply = [this, target, name](const std::vector<std::string>& values) {
+    const std::string& v = values.back();
+    if (!parseInteger(v, target))
+      badValue(flags.at(name), v, "not an integer");
+  };
+  f.reset = [target, def] { *target = def; };
+  add(std::move(f));
 }
 
 void FlagSet::addInt(std::string name, int* target, int def, std::string help) {
-  Impl::Flag f = Impl::makeFlag(name, "int", std::move(help), std::to_string(def), false, false);
-  Impl* impl = impl_.get();
-  f.apply = [impl, target, name](const std::vector<std::string>& values) {
-    const std::string& v = values.back();
-    if (!parseInteger(v, target))
-      impl->badValue(impl->flags.at(name), v, "not an integer");
-  };
-  f.reset = [target, def] { *target = def; };
-  impl_->add(std::move(f));
+  impl_->addInteger(std::move(name), target, def, std::move(help));
 }
 
 void FlagSet::addInt64(std::string name, int64_t* target, int64_t def, std::string help) {
-  Impl::Flag f = Impl::makeFlag(name, "int", std::move(help), std::to_string(def), false, false);
-  Impl* impl = impl_.get();
-  f.apply = [impl, target, name](const std::vector<std::string>& values) {
-    const std::string& v = values.back();
-    if (!parseInteger(v, target))
-      impl->badValue(impl->flags.at(name), v, "not an integer");
-  };
-  f.reset = [target, def] { *target = def; };
-  impl_->add(std::move(f));
+  impl_->addInteger(std::move(name), target, def, std::move(help));
 }
 
 void FlagSet::addDouble(std::string name, double* target, double def, std::string help) {

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "openssl_errors.h"
+
 namespace koord::http {
 
 namespace {
@@ -42,17 +44,7 @@ constexpr std::chrono::minutes kBackdate{5};
 // Drains OpenSSL's thread-local error queue into the exception text, so a failure names the
 // real cause and the queue does not leak into the next, unrelated OpenSSL call.
 [[noreturn]] void fail(std::string_view what) {
-  std::string detail;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!detail.empty())
-      detail += "; ";
-    detail += buf;
-  }
-  if (detail.empty())
-    detail = "unknown OpenSSL error";
-  throw std::runtime_error(fmt::format("{}: {}", what, detail));
+  throw std::runtime_error(fmt::format("{}: {}", what, detail::drainOpensslErrors()));
 }
 
 void check(bool ok, std::string_view what) {

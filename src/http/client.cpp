@@ -42,13 +42,6 @@ namespace {
 // Go's default; Kubernetes responses carry Warning and Audit-Id headers that can add up.
 constexpr std::size_t kResponseHeaderLimit = 1 << 20;
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 bool isToken(std::string_view s) {
   static constexpr std::string_view kSpecials = "!#$%&'*+-.^_`|~";
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -370,9 +363,9 @@ class Op : public std::enable_shared_from_this<Op> {
         KOORD_VLOG(1, "http client: invalid header '{}' for {}", key, req_.url);
         return false;
       }
-      if (iequals(key, "Content-Length") || iequals(key, "Transfer-Encoding"))
+      if (equalsIgnoreCase(key, "Content-Length") || equalsIgnoreCase(key, "Transfer-Encoding"))
         continue;
-      if (iequals(key, "Host") || iequals(key, "User-Agent")) {
+      if (equalsIgnoreCase(key, "Host") || equalsIgnoreCase(key, "User-Agent")) {
         msg_.set(key, value);
       } else {
         msg_.insert(key, value);

@@ -8,16 +8,12 @@
 
 namespace koord::http {
 
-namespace {
-
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
 }
-
-}  // namespace
 
 std::string_view findHeader(const Headers& headers, std::string_view name) {
   for (const auto& [key, value] : headers) {

@@ -31,6 +31,7 @@
 #include "koord/core/metrics.h"
 #include "koord/http/cert.h"
 #include "koord/http/file_util.h"
+#include "openssl_errors.h"
 
 namespace koord::http {
 
@@ -54,13 +55,6 @@ constexpr std::size_t kLingerBytes = 256 * 1024;
 constexpr auto kLateWriteWindow = std::chrono::seconds(1);
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
 constexpr auto kWarnInterval = std::chrono::seconds(10);
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 bool icontains(std::string_view haystack, std::string_view needle) {
   return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
@@ -88,18 +82,6 @@ std::string httpDate() {
   char buf[64];
   std::size_t n = std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
   return std::string(buf, n);
-}
-
-std::string opensslErrors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty())
-      out += "; ";
-    out += buf;
-  }
-  return out.empty() ? std::string("unknown OpenSSL error") : out;
 }
 
 bool isHttpParseError(const beast::error_code& ec) {
@@ -229,7 +211,7 @@ class TlsContextProvider {
     }
     if (SSL_CTX_check_private_key(native) != 1) {
       error = fmt::format("key {} does not match certificate {}: {}", config_.key_file,
-                          config_.cert_file, opensslErrors());
+                          config_.cert_file, detail::drainOpensslErrors());
       return nullptr;
     }
     if (!config_.client_ca_file.empty() && !loadClientCAs(native, error))
@@ -263,7 +245,8 @@ class TlsContextProvider {
       X509_free(ca);
       if (!ok) {
         BIO_free(bio);
-        error = fmt::format("client CA {}: {}", config_.client_ca_file, opensslErrors());
+        error =
+            fmt::format("client CA {}: {}", config_.client_ca_file, detail::drainOpensslErrors());
         return false;
       }
       ++count;
@@ -551,7 +534,7 @@ class Session final : public SessionBase {
                  remote_);
       return respondError(413, "request body too large\n");
     }
-    if (!parser_->is_done() && iequals(msg[bhttp::field::expect], "100-continue")) {
+    if (!parser_->is_done() && equalsIgnoreCase(msg[bhttp::field::expect], "100-continue")) {
       continue_ = fmt::format("HTTP/1.{} 100 Continue\r\n\r\n", version_ == 10 ? 0 : 1);
       net::async_write(stream_, net::buffer(continue_),
                        beast::bind_front_handler(&Session::onContinueWritten, self()));
@@ -733,9 +716,9 @@ class Session final : public SessionBase {
                         name(), path_, key);
         continue;
       }
-      if (iequals(key, "Content-Length") || iequals(key, "Transfer-Encoding"))
+      if (equalsIgnoreCase(key, "Content-Length") || equalsIgnoreCase(key, "Transfer-Encoding"))
         continue;
-      if (iequals(key, "Connection")) {
+      if (equalsIgnoreCase(key, "Connection")) {
         if (icontains(value, "close"))
           close_after = true;
         continue;

@@ -13,6 +13,8 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 /// Case-insensitive lookup of the first header named `name`; "" if absent.
 std::string_view findHeader(const Headers& headers, std::string_view name);
+/// ASCII case-insensitive equality, as HTTP header names and tokens compare.
+bool equalsIgnoreCase(std::string_view a, std::string_view b);
 
 struct Request {
   std::string method;

@@ -17,20 +17,6 @@ using koord::makeError;
 
 namespace {
 
-ServerOptions localOptions(std::string name) {
-  ServerOptions o;
-  o.address = "127.0.0.1:0";
-  o.name = std::move(name);
-  return o;
-}
-
-ClientRequest get(std::uint16_t port, std::string_view path) {
-  ClientRequest r;
-  r.url = url(port, path);
-  r.timeout = 5s;
-  return r;
-}
-
 // A scripted HTTP/1.1 peer: for each connection in turn it answers `answer` requests, then
 // reads one more and closes without replying, the way a server's idle close can cross a
 // client's write.

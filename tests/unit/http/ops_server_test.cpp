@@ -12,13 +12,6 @@ using namespace koord::http::testing;
 
 namespace {
 
-ServerOptions localOptions(std::string name) {
-  ServerOptions o;
-  o.address = "127.0.0.1:0";
-  o.name = std::move(name);
-  return o;
-}
-
 Response mustGet(Client& client, std::uint16_t port, std::string_view path) {
   ClientRequest req;
   req.url = url(port, path);

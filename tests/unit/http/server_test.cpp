@@ -15,20 +15,6 @@ using namespace koord::http::testing;
 
 namespace {
 
-ServerOptions localOptions(std::string name) {
-  ServerOptions o;
-  o.address = "127.0.0.1:0";
-  o.name = std::move(name);
-  return o;
-}
-
-ClientRequest get(std::uint16_t port, std::string_view path) {
-  ClientRequest r;
-  r.url = url(port, path);
-  r.timeout = 5s;
-  return r;
-}
-
 std::string rawGet(std::string_view path, std::string_view extra = {}) {
   return "GET " + std::string(path) + " HTTP/1.1\r\nHost: test\r\n" + std::string(extra) + "\r\n";
 }

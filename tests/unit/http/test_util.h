@@ -28,8 +28,10 @@
 
 #include "koord/core/result.h"
 #include "koord/http/cert.h"
+#include "koord/http/client.h"
 #include "koord/http/file_util.h"
 #include "koord/http/message.h"
+#include "koord/http/server.h"
 
 // Boost's operator<< for result<T> would need one for Response; failures print this instead.
 template <>
@@ -242,6 +244,22 @@ class RawSocket {
 inline std::string url(std::uint16_t port, std::string_view path, bool tls = false) {
   return std::string(tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port) +
          std::string(path);
+}
+
+/// A server bound to an ephemeral loopback port, named for its metrics and logs.
+inline ServerOptions localOptions(std::string name) {
+  ServerOptions o;
+  o.address = "127.0.0.1:0";
+  o.name = std::move(name);
+  return o;
+}
+
+/// A plain GET with a 5 s deadline.
+inline ClientRequest get(std::uint16_t port, std::string_view path) {
+  ClientRequest r;
+  r.url = url(port, path);
+  r.timeout = std::chrono::seconds(5);
+  return r;
 }
 
 }  // namespace koord::http::testing

@@ -82,7 +82,12 @@ struct RoleApp::Impl {
 };
 
 RoleApp::RoleApp(std::string role, Reactor::Options reactor_options)
-    : impl_(std::make_unique<Impl>(std::move(role), reactor_options)) {}
+    : impl_(std::make_unique<Impl>(std::move(role), reactor_options)) {
+  // First line of every role's log, before anything binds, so a startup failure below it is
+  // attributable to a version.
+  KOORD_LOG_INFO("starting koord {} version {} (git commit {})", impl_->role, versionString(),
+                 gitCommit());
+}
 
 RoleApp::~RoleApp() = default;
 
@@ -120,8 +125,6 @@ uint16_t RoleApp::serveOps(const std::string& address, OpsEndpoints which) {
 }
 
 int RoleApp::run() {
-  KOORD_LOG_INFO("starting koord {} version {} (git commit {})", impl_->role, versionString(),
-                 gitCommit());
   int rc = impl_->reactor.run();
   KOORD_LOG_INFO("koord {} stopped", impl_->role);
   return rc;

@@ -1,0 +1,452 @@
+#include "koord/kube/decode.h"
+
+#include <boost/json.hpp>
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace koord::kube {
+namespace {
+
+namespace json = boost::json;
+
+std::string child(std::string_view path, std::string_view field) {
+  return fmt::format("{}.{}", path, field);
+}
+std::string index(std::string_view path, std::size_t i) {
+  return fmt::format("{}[{}]", path, i);
+}
+
+std::string_view kindName(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return "number";
+    case json::kind::string:
+      return "string";
+    case json::kind::array:
+      return "array";
+    case json::kind::object:
+      return "object";
+  }
+  return "value";
+}
+
+Error typeError(std::string_view path, std::string_view want, const json::value& got) {
+  return makeKubeError(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
+}
+
+// A field of an object, or nullptr when absent; null counts as absent.
+const json::value* field(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  return (v == nullptr || v->is_null()) ? nullptr : v;
+}
+
+Expected<std::string> getString(const json::object& o, std::string_view name,
+                                std::string_view path) {
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return std::string();
+  if (!v->is_string())
+    return typeError(child(path, name), "string", *v);
+  return std::string(v->get_string());
+}
+
+Expected<std::vector<std::string>> getStringList(const json::object& o, std::string_view name,
+                                                 std::string_view path) {
+  std::vector<std::string> out;
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return out;
+  std::string p = child(path, name);
+  if (!v->is_array())
+    return typeError(p, "array", *v);
+  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
+    const json::value& e = v->get_array()[i];
+    if (!e.is_string())
+      return typeError(index(p, i), "string", e);
+    out.emplace_back(e.get_string());
+  }
+  return out;
+}
+
+Expected<std::int64_t> getInt(const json::value& v, std::string_view path) {
+  // Go's encoding/json refuses 1.0 or 1e3 for an integer field; so does this.
+  if (v.is_int64())
+    return v.get_int64();
+  if (v.is_uint64()) {
+    if (v.get_uint64() > static_cast<std::uint64_t>(INT64_MAX)) {
+      return makeKubeError(fmt::format("{}: {} overflows int64", path, v.get_uint64()));
+    }
+    return static_cast<std::int64_t>(v.get_uint64());
+  }
+  return typeError(path, "integer", v);
+}
+
+const json::object* asObject(const json::value& v) {
+  return v.if_object();
+}
+
+Expected<NodeSelectorOperator> nodeSelectorOperator(std::string_view s, std::string_view path) {
+  if (s == "In")
+    return NodeSelectorOperator::kIn;
+  if (s == "NotIn")
+    return NodeSelectorOperator::kNotIn;
+  if (s == "Exists")
+    return NodeSelectorOperator::kExists;
+  if (s == "DoesNotExist")
+    return NodeSelectorOperator::kDoesNotExist;
+  if (s == "Gt")
+    return NodeSelectorOperator::kGt;
+  if (s == "Lt")
+    return NodeSelectorOperator::kLt;
+  return makeKubeError(fmt::format(
+      "{}: unsupported value \"{}\": supported values: \"DoesNotExist\", \"Exists\", \"Gt\", "
+      "\"In\", \"Lt\", \"NotIn\"",
+      path, s));
+}
+
+Expected<TaintEffect> taintEffect(std::string_view s, std::string_view path, bool allow_empty) {
+  if (s.empty() && allow_empty)
+    return TaintEffect::kAll;
+  if (s == "NoSchedule")
+    return TaintEffect::kNoSchedule;
+  if (s == "PreferNoSchedule")
+    return TaintEffect::kPreferNoSchedule;
+  if (s == "NoExecute")
+    return TaintEffect::kNoExecute;
+  return makeKubeError(
+      fmt::format("{}: unsupported value \"{}\": supported values: \"NoExecute\", \"NoSchedule\", "
+                  "\"PreferNoSchedule\"",
+                  path, s));
+}
+
+Expected<std::vector<NodeSelectorRequirement>> decodeRequirements(const json::object& o,
+                                                                  std::string_view name,
+                                                                  std::string_view path) {
+  std::vector<NodeSelectorRequirement> out;
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return out;
+  std::string p = child(path, name);
+  if (!v->is_array())
+    return typeError(p, "array", *v);
+  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
+    std::string ip = index(p, i);
+    const json::object* r = asObject(v->get_array()[i]);
+    if (r == nullptr)
+      return typeError(ip, "object", v->get_array()[i]);
+    NodeSelectorRequirement req;
+    auto key = getString(*r, "key", ip);
+    if (!key)
+      return key.error();
+    req.key = std::move(*key);
+    auto op = getString(*r, "operator", ip);
+    if (!op)
+      return op.error();
+    auto parsed = nodeSelectorOperator(*op, child(ip, "operator"));
+    if (!parsed)
+      return parsed.error();
+    req.op = *parsed;
+    auto values = getStringList(*r, "values", ip);
+    if (!values)
+      return values.error();
+    req.values = std::move(*values);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+Expected<NodeSelectorTerm> decodeTerm(const json::value& v, std::string_view path) {
+  NodeSelectorTerm term;
+  if (v.is_null())
+    return term;
+  const json::object* o = asObject(v);
+  if (o == nullptr)
+    return typeError(path, "object", v);
+  auto exprs = decodeRequirements(*o, "matchExpressions", path);
+  if (!exprs)
+    return exprs.error();
+  term.match_expressions = std::move(*exprs);
+  auto fields = decodeRequirements(*o, "matchFields", path);
+  if (!fields)
+    return fields.error();
+  term.match_fields = std::move(*fields);
+  return term;
+}
+
+}  // namespace
+
+Expected<Labels> decodeStringMap(const json::value& v, std::string_view path) {
+  Labels out;
+  if (v.is_null())
+    return out;
+  const json::object* o = asObject(v);
+  if (o == nullptr)
+    return typeError(path, "object", v);
+  for (const auto& kv : *o) {
+    if (!kv.value().is_string()) {
+      return typeError(fmt::format("{}[{}]", path, std::string_view(kv.key())), "string",
+                       kv.value());
+    }
+    out.emplace(std::string(kv.key()), std::string(kv.value().get_string()));
+  }
+  return out;
+}
+
+Expected<Quantity> decodeQuantity(const json::value& v, std::string_view path) {
+  std::string text;
+  switch (v.kind()) {
+    case json::kind::null:
+      return Quantity{};
+    case json::kind::string:
+      text = std::string(v.get_string());
+      break;
+    case json::kind::int64:
+      text = std::to_string(v.get_int64());
+      break;
+    case json::kind::uint64:
+      text = std::to_string(v.get_uint64());
+      break;
+    case json::kind::double_:
+      // The JSON text itself is gone; fmt's shortest round-trip form gives back "0.25" for 0.25
+      // (not Boost's "2.5E-1"), so the format matches what Kubernetes reads from the raw bytes.
+      text = fmt::format("{}", v.get_double());
+      break;
+    default:
+      return typeError(path, "quantity (string or number)", v);
+  }
+  // Kubernetes trims surrounding whitespace from a JSON quantity (TestJSONWhitespace).
+  auto begin = text.find_first_not_of(" \t\r\n");
+  auto end = text.find_last_not_of(" \t\r\n");
+  std::string_view trimmed = begin == std::string::npos
+                                 ? std::string_view{}
+                                 : std::string_view(text).substr(begin, end - begin + 1);
+  auto q = Quantity::parse(trimmed);
+  if (!q)
+    return makeKubeError(fmt::format("{}: {}", path, q.error().message));
+  return q;
+}
+
+Expected<ResourceList> decodeResourceList(const json::value& v, std::string_view path) {
+  ResourceList out;
+  if (v.is_null())
+    return out;
+  const json::object* o = asObject(v);
+  if (o == nullptr)
+    return typeError(path, "object", v);
+  for (const auto& kv : *o) {
+    auto q = decodeQuantity(kv.value(), fmt::format("{}[{}]", path, std::string_view(kv.key())));
+    if (!q)
+      return q.error();
+    out.emplace(std::string(kv.key()), *q);
+  }
+  return out;
+}
+
+Expected<LabelSelector> decodeLabelSelector(const json::value& v, std::string_view path) {
+  const json::object* o = asObject(v);
+  if (o == nullptr)
+    return typeError(path, "object", v);
+  LabelSelector out;
+  if (const json::value* ml = field(*o, "matchLabels")) {
+    auto labels = decodeStringMap(*ml, child(path, "matchLabels"));
+    if (!labels)
+      return labels.error();
+    out.match_labels = std::move(*labels);
+  }
+  if (const json::value* me = field(*o, "matchExpressions")) {
+    std::string p = child(path, "matchExpressions");
+    if (!me->is_array())
+      return typeError(p, "array", *me);
+    for (std::size_t i = 0; i < me->get_array().size(); ++i) {
+      std::string ip = index(p, i);
+      const json::object* r = asObject(me->get_array()[i]);
+      if (r == nullptr)
+        return typeError(ip, "object", me->get_array()[i]);
+      LabelSelectorRequirement req;
+      auto key = getString(*r, "key", ip);
+      if (!key)
+        return key.error();
+      req.key = std::move(*key);
+      auto op = getString(*r, "operator", ip);
+      if (!op)
+        return op.error();
+      if (*op == "In") {
+        req.op = LabelSelectorOperator::kIn;
+      } else if (*op == "NotIn") {
+        req.op = LabelSelectorOperator::kNotIn;
+      } else if (*op == "Exists") {
+        req.op = LabelSelectorOperator::kExists;
+      } else if (*op == "DoesNotExist") {
+        req.op = LabelSelectorOperator::kDoesNotExist;
+      } else {
+        return makeKubeError(fmt::format(
+            "{}.operator: unsupported value \"{}\": supported values: \"DoesNotExist\", "
+            "\"Exists\", \"In\", \"NotIn\"",
+            ip, *op));
+      }
+      auto values = getStringList(*r, "values", ip);
+      if (!values)
+        return values.error();
+      req.values = std::move(*values);
+      out.match_expressions.push_back(std::move(req));
+    }
+  }
+  return out;
+}
+
+Expected<NodeSelector> decodeNodeSelector(const json::value& v, std::string_view path) {
+  const json::object* o = asObject(v);
+  if (o == nullptr)
+    return typeError(path, "object", v);
+  NodeSelector out;
+  const json::value* terms = field(*o, "nodeSelectorTerms");
+  if (terms == nullptr)
+    return out;
+  std::string p = child(path, "nodeSelectorTerms");
+  if (!terms->is_array())
+    return typeError(p, "array", *terms);
+  for (std::size_t i = 0; i < terms->get_array().size(); ++i) {
+    auto term = decodeTerm(terms->get_array()[i], index(p, i));
+    if (!term)
+      return term.error();
+    out.node_selector_terms.push_back(std::move(*term));
+  }
+  return out;
+}
+
+Expected<NodeAffinity> decodeNodeAffinity(const json::value& v, std::string_view path) {
+  NodeAffinity out;
+  if (v.is_null())
+    return out;
+  const json::object* o = asObject(v);
+  if (o == nullptr)
+    return typeError(path, "object", v);
+  if (const json::value* req = field(*o, "requiredDuringSchedulingIgnoredDuringExecution")) {
+    auto selector =
+        decodeNodeSelector(*req, child(path, "requiredDuringSchedulingIgnoredDuringExecution"));
+    if (!selector)
+      return selector.error();
+    out.required = std::move(*selector);
+  }
+  if (const json::value* pref = field(*o, "preferredDuringSchedulingIgnoredDuringExecution")) {
+    std::string p = child(path, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (!pref->is_array())
+      return typeError(p, "array", *pref);
+    for (std::size_t i = 0; i < pref->get_array().size(); ++i) {
+      std::string ip = index(p, i);
+      const json::object* t = asObject(pref->get_array()[i]);
+      if (t == nullptr)
+        return typeError(ip, "object", pref->get_array()[i]);
+      PreferredSchedulingTerm term;
+      if (const json::value* w = field(*t, "weight")) {
+        auto weight = getInt(*w, child(ip, "weight"));
+        if (!weight)
+          return weight.error();
+        if (*weight < INT32_MIN || *weight > INT32_MAX) {
+          return makeKubeError(fmt::format("{}.weight: {} overflows int32", ip, *weight));
+        }
+        term.weight = static_cast<std::int32_t>(*weight);
+      }
+      if (const json::value* preference = field(*t, "preference")) {
+        auto decoded = decodeTerm(*preference, child(ip, "preference"));
+        if (!decoded)
+          return decoded.error();
+        term.preference = std::move(*decoded);
+      }
+      out.preferred.push_back(std::move(term));
+    }
+  }
+  return out;
+}
+
+Expected<std::vector<Taint>> decodeTaints(const json::value& v, std::string_view path) {
+  std::vector<Taint> out;
+  if (v.is_null())
+    return out;
+  if (!v.is_array())
+    return typeError(path, "array", v);
+  for (std::size_t i = 0; i < v.get_array().size(); ++i) {
+    std::string ip = index(path, i);
+    const json::object* o = asObject(v.get_array()[i]);
+    if (o == nullptr)
+      return typeError(ip, "object", v.get_array()[i]);
+    Taint taint;
+    auto key = getString(*o, "key", ip);
+    if (!key)
+      return key.error();
+    taint.key = std::move(*key);
+    auto value = getString(*o, "value", ip);
+    if (!value)
+      return value.error();
+    taint.value = std::move(*value);
+    auto effect = getString(*o, "effect", ip);
+    if (!effect)
+      return effect.error();
+    auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/false);
+    if (!parsed)
+      return parsed.error();
+    taint.effect = *parsed;
+    out.push_back(std::move(taint));
+  }
+  return out;
+}
+
+Expected<std::vector<Toleration>> decodeTolerations(const json::value& v, std::string_view path) {
+  std::vector<Toleration> out;
+  if (v.is_null())
+    return out;
+  if (!v.is_array())
+    return typeError(path, "array", v);
+  for (std::size_t i = 0; i < v.get_array().size(); ++i) {
+    std::string ip = index(path, i);
+    const json::object* o = asObject(v.get_array()[i]);
+    if (o == nullptr)
+      return typeError(ip, "object", v.get_array()[i]);
+    Toleration t;
+    auto key = getString(*o, "key", ip);
+    if (!key)
+      return key.error();
+    t.key = std::move(*key);
+    auto op = getString(*o, "operator", ip);
+    if (!op)
+      return op.error();
+    if (op->empty() || *op == "Equal") {
+      t.op = TolerationOperator::kEqual;
+    } else if (*op == "Exists") {
+      t.op = TolerationOperator::kExists;
+    } else {
+      return makeKubeError(fmt::format(
+          "{}.operator: unsupported value \"{}\": supported values: \"Equal\", \"Exists\"", ip,
+          *op));
+    }
+    auto value = getString(*o, "value", ip);
+    if (!value)
+      return value.error();
+    t.value = std::move(*value);
+    auto effect = getString(*o, "effect", ip);
+    if (!effect)
+      return effect.error();
+    auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/true);
+    if (!parsed)
+      return parsed.error();
+    t.effect = *parsed;
+    if (const json::value* secs = field(*o, "tolerationSeconds")) {
+      auto s = getInt(*secs, child(ip, "tolerationSeconds"));
+      if (!s)
+        return s.error();
+      t.toleration_seconds = *s;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace koord::kube

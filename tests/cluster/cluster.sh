@@ -1,0 +1,967 @@
+#!/usr/bin/env bash
+# A real Kubernetes v1.20.2 on loopback for koord's tests, from Debian 12 packages only.
+#
+#   cluster.sh build     build kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and
+#                        kubectl from Debian's kubernetes source package (cached; ~8 min once)
+#   cluster.sh up        etcd + kube-apiserver + kube-controller-manager; writes $dir/env (a
+#                        no-op when this run dir's cluster is up; otherwise with an empty etcd)
+#   cluster.sh node      containerd + kubelet as node $KOORD_NODE_NAME (default node-a); root,
+#                        cgroups v1; one node per machine (kubelet's cgroups are machine-wide)
+#   cluster.sh nodedown  stops the node part (containers included)
+#   cluster.sh down      stops everything this run dir started (implies nodedown); idempotent
+#   cluster.sh status    what runs, and whether it is healthy
+#   cluster.sh env       prints the env file (KOORD_APISERVER, KOORD_CA_FILE, KOORD_TOKEN, ...)
+#
+# Environment:
+#   KOORD_CLUSTER_DIR        run dir: certs, logs, pid files, data (default /tmp/koord-cluster-$UID);
+#                            one per cluster, so parallel test runs each use their own
+#   KOORD_CLUSTER_PORT_BASE  first of 6 consecutive loopback ports; free ones are picked otherwise
+#   KOORD_CLUSTER_FRESH=1    `up` restarts a cluster that is already up (fresh etcd) instead of
+#                            keeping it; CTest's fixture sets it
+#   KOORD_K8S_CACHE          binary cache (default ${XDG_CACHE_HOME:-~/.cache}/koord-k8s)
+#   KOORD_K8S_KEEP_WORK=1    keep the Go source tree and build cache after a build
+#   KOORD_NODE_NAME          node name for `node` (default node-a)
+#   KOORD_BEFORE_KUBELET     a command `node` starts (in its own process group, with the env file's
+#                            variables exported) before kubelet, e.g. a CRI proxy
+#   KOORD_CRI_ENDPOINT       the unix socket kubelet talks CRI to (default: containerd's); `node`
+#                            waits for it to appear, so KOORD_BEFORE_KUBELET can serve it
+#
+# Pods on the node must use hostNetwork: true (CNI has only loopback) and imagePullPolicy: Never
+# with the locally built image $KOORD_TEST_IMAGE (busybox; sh, sleep, cat, ...). Nothing listens
+# on anything but 127.0.0.1 and unix sockets in the run dir.
+set -euo pipefail
+
+readonly K8S_VERSION=v1.20.2
+# Bump when the build recipe changes: caches with another stamp are rebuilt.
+readonly BUILD_STAMP="$K8S_VERSION debian-src recipe 1"
+readonly K8S_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+readonly APT_PACKAGES=(etcd-server golang-go containerd runc containernetworking-plugins
+  busybox-static golang-github-modern-go-reflect2-dev)
+readonly TEST_IMAGE=koord.local/busybox:local
+readonly NPORTS=6
+
+CACHE=${KOORD_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/koord-k8s}
+BIN=$CACHE/bin
+DIR=${KOORD_CLUSTER_DIR:-${TMPDIR:-/tmp}/koord-cluster-$(id -u)}
+NODE_NAME=${KOORD_NODE_NAME:-node-a}
+# A running node keeps the name it started with, whatever the caller's environment says now.
+if [[ -f $DIR/node.env ]]; then
+  NODE_NAME=$(sed -n 's/^KOORD_NODE_NAME=//p' "$DIR/node.env")
+fi
+
+log() { printf 'cluster.sh: %s\n' "$*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+
+# Prints the last lines of a component's log, so a failed wait explains itself in CTest output.
+show_log() {
+  local name=$1 file=$DIR/$1.log
+  [[ -f $file ]] || return 0
+  log "---- last lines of $file ----"
+  tail -n "${2:-40}" "$file" >&2 || true
+  log "---- end of $name log ----"
+}
+
+# ------------------------------------------------------------------------------------------------
+# Processes. Every daemon runs in its own session (setsid), so its pid is also its process group:
+# stopping the group catches anything it forked. The pid file records the start time as well,
+# so a recycled pid is never mistaken for ours. Daemons get /dev/null and log files as stdio,
+# because CTest waits for every holder of its output pipe to exit, and they never inherit our
+# lock descriptors (a daemon holding the run dir lock would block every later command).
+# ------------------------------------------------------------------------------------------------
+
+proc_starttime() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }              # the command name may hold spaces and parentheses
+  local -a fields
+  read -r -a fields <<<"$stat"
+  echo "${fields[19]}"           # field 22 of stat(5), counted after the name
+}
+
+proc_state() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  echo "${stat%% *}"
+}
+
+proc_alive() {
+  local state
+  state=$(proc_state "$1") || return 1
+  [[ $state != Z && $state != X ]]
+}
+
+start_daemon() {
+  local name=$1
+  shift
+  setsid "$@" </dev/null >"$DIR/$name.log" 2>&1 {dirlock}>&- &
+  local pid=$!
+  echo "$pid $(proc_starttime "$pid" || echo 0)" >"$DIR/$name.pid"
+}
+
+# The pid of a daemon of this run dir that is still alive, or failure.
+daemon_pid() {
+  local file=$DIR/$1.pid pid start
+  [[ -f $file ]] || return 1
+  read -r pid start <"$file" || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  proc_alive "$pid" || return 1
+  [[ $(proc_starttime "$pid") == "$start" ]] || return 1
+  echo "$pid"
+}
+
+# True while any live (non-zombie) process is left in the process group.
+group_alive() {
+  local p
+  for p in $(pgrep -g "$1" 2>/dev/null); do
+    proc_alive "$p" && return 0
+  done
+  return 1
+}
+
+# The process group of a daemon of this run dir while any of it lives, or failure. A leader that
+# died may leave children: its pid cannot be handed out again while its group still exists, so
+# an unused pid with live group members is still ours.
+daemon_group() {
+  local file=$DIR/$1.pid pid start
+  [[ -f $file ]] || return 1
+  read -r pid start <"$file" || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  if [[ -e /proc/$pid ]]; then
+    [[ $(proc_starttime "$pid") == "$start" ]] || return 1
+  fi
+  group_alive "$pid" || return 1
+  echo "$pid"
+}
+
+# SIGTERM to the daemon's process group, SIGKILL after the grace period.
+stop_daemon() {
+  local name=$1 grace=${2:-15} pid
+  if pid=$(daemon_group "$name"); then
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + grace))
+    while group_alive "$pid" && ((SECONDS < deadline)); do sleep 0.2; done
+    if group_alive "$pid"; then
+      log "$name did not stop in ${grace}s; killing it"
+      kill -KILL -- "-$pid" 2>/dev/null || true
+      deadline=$((SECONDS + 5))
+      while group_alive "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
+    fi
+  fi
+  rm -f "$DIR/$name.pid"
+}
+
+# Calls "$@" until it succeeds or `seconds` pass; fails early when the daemon `name` has died.
+wait_for() {
+  local name=$1 seconds=$2 what=$3
+  shift 3
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    if ! daemon_pid "$name" >/dev/null; then
+      show_log "$name"
+      die "$name exited while waiting for $what"
+    fi
+    if ((SECONDS >= deadline)); then
+      show_log "$name"
+      die "timed out after ${seconds}s waiting for $what"
+    fi
+    sleep 0.3
+  done
+}
+
+# Serialises commands on one run dir (an `up` racing a `down`).
+lock_dir() {
+  mkdir -p "$DIR"
+  exec {dirlock}>"$DIR/.lock"
+  flock -w 600 "$dirlock" || die "another cluster.sh holds $DIR/.lock"
+}
+
+# ------------------------------------------------------------------------------------------------
+# build
+# ------------------------------------------------------------------------------------------------
+
+have_binaries() {
+  [[ -f $BIN/.stamp && $(<"$BIN/.stamp") == "$BUILD_STAMP" ]] || return 1
+  local c
+  for c in "${K8S_COMPONENTS[@]}"; do [[ -x $BIN/$c ]] || return 1; done
+}
+
+# Installs what is missing, and only that: a machine that has everything runs no apt at all.
+install_packages() {
+  local -a missing=()
+  local p
+  for p in "${APT_PACKAGES[@]}"; do
+    [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  ((EUID == 0)) || die "missing packages ${missing[*]}; run as root to install them"
+  log "installing ${missing[*]}"
+  local -a apt=(apt-get -y -q -o DPkg::Lock::Timeout=600)
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${apt[@]}" install --no-install-recommends "${missing[@]}" >/dev/null; then
+    "${apt[@]}" update >/dev/null          # stale lists are the usual reason
+    "${apt[@]}" install --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+# Debian ships the Kubernetes sources only as a source package; apt needs a deb-src entry.
+download_source() {
+  local dest=$1
+  mkdir -p "$dest"
+  compgen -G "$dest/kubernetes_*.orig.tar.*" >/dev/null && return 0
+  ((EUID == 0)) || die "need root to download the kubernetes source package"
+  if ! apt-cache showsrc kubernetes >/dev/null 2>&1 ||
+    [[ -z $(apt-cache showsrc kubernetes 2>/dev/null) ]]; then
+    log "adding a deb-src entry for bookworm"
+    cat >/etc/apt/sources.list.d/koord-deb-src.sources <<'EOF'
+# Added by koord's tests/cluster/cluster.sh: the kubernetes source package.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+    apt-get -q -o DPkg::Lock::Timeout=600 update >/dev/null
+  fi
+  log "downloading the kubernetes source package"
+  (cd "$dest" && apt-get -q source --download-only kubernetes >/dev/null 2>&1) ||
+    die "apt-get source kubernetes failed"
+  compgen -G "$dest/kubernetes_*.orig.tar.*" >/dev/null || die "no orig tarball in $dest"
+}
+
+# The packages whose types carry +k8s:openapi-gen=true, as Go import paths, comma-separated.
+openapi_packages() {
+  grep -RlI --include='*.go' '^// *+k8s:openapi-gen=true' pkg vendor/k8s.io 2>/dev/null |
+    grep -v -E '(_test\.go|/testdata/|/sample-apiserver/|/code-generator/)' |
+    xargs -n1 dirname | sort -u |
+    sed -e 's#^vendor/##' -e 's#^pkg/#k8s.io/kubernetes/pkg/#' | paste -sd, -
+}
+
+build_kubernetes() {
+  local work=$CACHE/work
+  local gopath=$work/gopath
+  local tree=$gopath/src/k8s.io/kubernetes
+  download_source "$CACHE/src"
+
+  # A fresh tree each time: an interrupted earlier build may have left it half patched. The Go
+  # build cache survives, so a retry does not recompile what already compiled.
+  rm -rf "$work"
+  mkdir -p "$gopath/src/k8s.io"
+  log "unpacking $(basename "$(compgen -G "$CACHE/src/kubernetes_*.orig.tar.*" | head -n1)")"
+  tar -xf "$(compgen -G "$CACHE/src/kubernetes_*.orig.tar.*" | head -n1)" -C "$gopath/src/k8s.io"
+  local top
+  top=$(find "$gopath/src/k8s.io" -mindepth 1 -maxdepth 1 -type d | head -n1)
+  mv "$top" "$tree"
+  cd "$tree"
+
+  # Kubernetes 1.20 predates modules in its build; GOPATH mode resolves everything from vendor/.
+  export GO111MODULE=off GOPATH=$gopath GOFLAGS='' GOCACHE=$CACHE/gocache GOTOOLCHAIN=local
+  # The vendored reflect2 1.0.1 crashes at run time with Go >= 1.18 (it reads runtime internals
+  # that moved); Debian's 1.0.2 is API compatible and fixed.
+  local reflect2=/usr/share/gocode/src/github.com/modern-go/reflect2
+  [[ -d $reflect2 ]] || die "$reflect2 missing (golang-github-modern-go-reflect2-dev)"
+  rm -rf vendor/github.com/modern-go/reflect2
+  cp -r "$reflect2" vendor/github.com/modern-go/reflect2
+
+  # Upstream generates the OpenAPI definitions at build time and does not ship them; the
+  # apiserver does not compile without them.
+  log "generating pkg/generated/openapi"
+  go build -o "$work/openapi-gen" ./vendor/k8s.io/kube-openapi/cmd/openapi-gen
+  local pkgs
+  pkgs=$(openapi_packages)
+  [[ -n $pkgs ]] || die "found no packages for openapi-gen"
+  "$work/openapi-gen" \
+    --input-dirs "$pkgs,k8s.io/apimachinery/pkg/runtime,k8s.io/apimachinery/pkg/version" \
+    --output-base "$gopath/src" --output-package k8s.io/kubernetes/pkg/generated/openapi \
+    -O zz_generated.openapi --go-header-file hack/boilerplate/boilerplate.generatego.txt \
+    --report-filename "$work/api-violations.txt" >"$work/openapi-gen.log" 2>&1 ||
+    {
+      tail -n 30 "$work/openapi-gen.log" >&2
+      die "openapi-gen failed"
+    }
+
+  # In GOPATH mode the version variables live under the vendor/ prefix; both packages feed
+  # /version (apiserver) and `version` (the other components).
+  local ldflags="-s -w" pkg
+  for pkg in k8s.io/kubernetes/vendor/k8s.io/component-base/version \
+    k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitMajor=1 -X $pkg.gitMinor=20 -X $pkg.gitVersion=$K8S_VERSION"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  log "compiling ${K8S_COMPONENTS[*]} (the first time takes ~8 minutes on 2 cores)"
+  local out=$CACHE/bin.new
+  rm -rf "$out"
+  mkdir -p "$out"
+  local -a targets=()
+  local c
+  for c in "${K8S_COMPONENTS[@]}"; do targets+=("./cmd/$c"); done
+  go build -ldflags "$ldflags" -o "$out/" "${targets[@]}"
+  echo "$BUILD_STAMP" >"$out/.stamp"
+  rm -rf "$BIN"
+  mv "$out" "$BIN"
+  cd /
+  if [[ ${KOORD_K8S_KEEP_WORK:-0} != 1 ]]; then
+    rm -rf "$work" "$CACHE/gocache"    # gigabytes that only a rebuild would need
+  fi
+}
+
+cmd_build() {
+  install_packages
+  if have_binaries; then
+    log "Kubernetes $K8S_VERSION binaries cached in $BIN"
+    return 0
+  fi
+  mkdir -p "$CACHE"
+  # One builder at a time; the others wait and then find the binaries.
+  local buildlock
+  exec {buildlock}>"$CACHE/.lock"
+  if ! flock -n "$buildlock"; then
+    log "waiting for another build of $CACHE"
+    flock -w 3600 "$buildlock" || die "timed out waiting for $CACHE/.lock"
+  fi
+  if ! have_binaries; then
+    local t0=$SECONDS
+    (build_kubernetes)
+    log "built Kubernetes $K8S_VERSION in $((SECONDS - t0))s into $BIN"
+  else
+    log "another build made the binaries in $BIN"
+  fi
+  exec {buildlock}>&-
+}
+
+# ------------------------------------------------------------------------------------------------
+# up / down: etcd, kube-apiserver, kube-controller-manager
+# ------------------------------------------------------------------------------------------------
+
+port_in_use() {
+  [[ -n $(ss -Htan "( sport = :$1 )" 2>/dev/null) ]]
+}
+
+# Ports below the kernel's ephemeral range (32768+), so outgoing connections never hold them.
+choose_ports() {
+  local base=${KOORD_CLUSTER_PORT_BASE:-} try i busy
+  if [[ -n $base ]]; then
+    if ! [[ $base =~ ^[0-9]+$ ]] || ((base < 1024 || base + NPORTS > 65535)); then
+      die "KOORD_CLUSTER_PORT_BASE=$base is not a port number from 1024"
+    fi
+    for ((i = 0; i < NPORTS; i++)); do
+      port_in_use $((base + i)) && die "port $((base + i)) (KOORD_CLUSTER_PORT_BASE + $i) is in use"
+    done
+  else
+    for ((try = 0; try < 100; try++)); do
+      base=$((20000 + (RANDOM % 1200) * 10))
+      busy=0
+      for ((i = 0; i < NPORTS; i++)); do
+        if port_in_use $((base + i)); then
+          busy=1
+          break
+        fi
+      done
+      ((busy)) || break
+    done
+    ((busy == 0)) || die "found no $NPORTS free consecutive ports"
+  fi
+  cat >"$DIR/ports" <<EOF
+ETCD_PORT=$base
+ETCD_PEER_PORT=$((base + 1))
+APISERVER_PORT=$((base + 2))
+KUBELET_PORT=$((base + 3))
+KUBELET_HEALTHZ_PORT=$((base + 4))
+KUBELET_READONLY_PORT=$((base + 5))
+EOF
+}
+
+load_ports() {
+  [[ -f $DIR/ports ]] || die "$DIR has no cluster: run '$0 up' first"
+  # shellcheck source=/dev/null
+  source "$DIR/ports"
+}
+
+# A CA, the apiserver's serving certificate for 127.0.0.1, an admin client certificate, the
+# service-account key and an admin token: made once per run dir, reused by later `up`s.
+make_credentials() {
+  local pki=$DIR/pki
+  [[ -f $pki/complete ]] && return 0
+  rm -rf "$pki"
+  mkdir -p "$pki"
+  (
+    cd "$pki"
+    umask 077
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=koord-test-ca" \
+      -keyout ca.key -out ca.crt 2>/dev/null
+    # $1 name, $2 subject, $3 extensions
+    issue() {
+      openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$1.key" -out "$1.csr" 2>/dev/null
+      printf '%s\n' "$3" >"$1.ext"
+      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+        -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+      rm -f "$1.csr" "$1.ext"
+    }
+    issue apiserver "/CN=kube-apiserver" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
+    issue admin "/O=system:masters/CN=koord-admin" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl rand -hex 24 >token
+    printf '%s,koord-admin,koord-admin,"system:masters"\n' "$(<token)" >tokens.csv
+    chmod 644 ca.crt apiserver.crt admin.crt sa.pub
+    touch complete
+  )
+}
+
+write_kubeconfig() {
+  cat >"$DIR/kubeconfig.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: koord-test
+  cluster:
+    server: https://127.0.0.1:$APISERVER_PORT
+    certificate-authority: $DIR/pki/ca.crt
+users:
+- name: koord-admin
+  user:
+    token: $(<"$DIR/pki/token")
+contexts:
+- name: koord-test
+  context:
+    cluster: koord-test
+    user: koord-admin
+current-context: koord-test
+EOF
+  mv "$DIR/kubeconfig.tmp" "$DIR/kubeconfig"
+}
+
+# $DIR/env: KEY=value lines for tests (plain, no quoting: values hold no spaces). The node's
+# variables are appended while the node runs.
+write_env() {
+  {
+    echo "KOORD_CLUSTER_DIR=$DIR"
+    echo "KOORD_APISERVER=https://127.0.0.1:$APISERVER_PORT"
+    echo "KOORD_CA_FILE=$DIR/pki/ca.crt"
+    echo "KOORD_TOKEN=$(<"$DIR/pki/token")"
+    echo "KOORD_KUBECONFIG=$DIR/kubeconfig"
+    echo "KOORD_CLIENT_CERT_FILE=$DIR/pki/admin.crt"
+    echo "KOORD_CLIENT_KEY_FILE=$DIR/pki/admin.key"
+    echo "KOORD_ETCD_ENDPOINT=http://127.0.0.1:$ETCD_PORT"
+    echo "KOORD_K8S_BIN=$BIN"
+    if [[ -f $DIR/node.env ]]; then cat "$DIR/node.env"; fi
+  } >"$DIR/env.tmp"
+  mv "$DIR/env.tmp" "$DIR/env"
+}
+
+kubectl_() { "$BIN/kubectl" --kubeconfig "$DIR/kubeconfig" --request-timeout=5s "$@"; }
+
+apiserver_ready() {
+  curl -sf --max-time 3 --cacert "$DIR/pki/ca.crt" \
+    -H "Authorization: Bearer $(<"$DIR/pki/token")" \
+    "https://127.0.0.1:$APISERVER_PORT/readyz" >/dev/null
+}
+
+etcd_healthy() {
+  curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'
+}
+
+# The controller manager has done its first work when the token controller has given the
+# default service account its secret: pods can be created from then on (the ServiceAccount
+# admission plugin refuses them before).
+default_sa_ready() {
+  [[ -n $(kubectl_ -n default get serviceaccount default -o 'jsonpath={.secrets[0].name}') ]]
+}
+
+control_plane_running() {
+  local c
+  for c in etcd kube-apiserver kube-controller-manager; do
+    daemon_pid "$c" >/dev/null || return 1
+  done
+}
+
+start_etcd() {
+  local -a extra=()
+  # No fsync: the data is thrown away with the cluster, and fsync dominates on slow disks.
+  etcd --help 2>&1 | grep -q -- '--unsafe-no-fsync' && extra+=(--unsafe-no-fsync)
+  rm -rf "$DIR/etcd-data"
+  start_daemon etcd etcd --name koord --data-dir "$DIR/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "koord=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster-state new "${extra[@]}"
+  wait_for etcd 30 "etcd on 127.0.0.1:$ETCD_PORT" etcd_healthy
+}
+
+start_apiserver() {
+  local pki=$DIR/pki
+  # The service range is never routed; Services need one all the same.
+  start_daemon kube-apiserver "$BIN/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+    --secure-port="$APISERVER_PORT" \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --service-account-issuer=https://kubernetes.default.svc \
+    --api-audiences=https://kubernetes.default.svc \
+    --authorization-mode=RBAC --allow-privileged=true \
+    --service-cluster-ip-range=10.96.0.0/24 --profiling=false
+  wait_for kube-apiserver 90 "kube-apiserver /readyz on 127.0.0.1:$APISERVER_PORT" apiserver_ready
+}
+
+start_controller_manager() {
+  # nodeipam needs a pod CIDR we do not have; nodelifecycle would taint and evict pods when the
+  # node stops, which tests want to control themselves. No leader election: one instance, and a
+  # fresh etcd, so waiting for a lease would only cost time. --port=0 --secure-port=0: it serves
+  # nothing, so it takes no port.
+  start_daemon kube-controller-manager "$BIN/kube-controller-manager" \
+    --kubeconfig="$DIR/kubeconfig" --leader-elect=false \
+    --controllers='*,-nodeipam,-nodelifecycle' \
+    --service-account-private-key-file="$DIR/pki/sa.key" --root-ca-file="$DIR/pki/ca.crt" \
+    --use-service-account-credentials=false \
+    --bind-address=127.0.0.1 --port=0 --secure-port=0
+  wait_for kube-controller-manager 60 "the default service account's token" default_sa_ready
+}
+
+cmd_up() {
+  local t0=$SECONDS
+  have_binaries || cmd_build
+  command -v etcd >/dev/null || die "etcd missing: run '$0 build' (installs etcd-server)"
+  lock_dir
+  if [[ ${KOORD_CLUSTER_FRESH:-0} != 1 ]] && control_plane_running && load_ports && apiserver_ready; then
+    log "already up in $DIR"
+    return 0
+  fi
+  down_locked # leftovers of an earlier run of this dir
+  choose_ports
+  load_ports
+  make_credentials
+  write_kubeconfig
+  rm -f "$DIR/node.env"
+  write_env
+  # A failed start stops what it started; the logs stay for reading.
+  trap 'log "up failed; stopping what started (logs in $DIR)"; down_locked' EXIT
+  start_etcd
+  start_apiserver
+  start_controller_manager
+  trap - EXIT
+  log "up in $((SECONDS - t0))s: $DIR/env, KUBECONFIG=$DIR/kubeconfig, https://127.0.0.1:$APISERVER_PORT"
+}
+
+# ------------------------------------------------------------------------------------------------
+# node: containerd + kubelet
+# ------------------------------------------------------------------------------------------------
+
+containerd_sock() { echo "$DIR/containerd/containerd.sock"; }
+
+ctr_() { ctr --address "$(containerd_sock)" --namespace k8s.io "$@"; }
+
+# A one-layer OCI image holding busybox-static, as an OCI archive for `ctr images import`: the
+# pod sandbox ("pause") image and the image tests run. No registry is ever contacted.
+build_image() {
+  local d=$DIR/image arch
+  arch=$(dpkg --print-architecture)
+  rm -rf "$d"
+  mkdir -p "$d/rootfs/bin" "$d/rootfs/tmp" "$d/rootfs/etc" "$d/oci/blobs/sha256"
+  cp /bin/busybox "$d/rootfs/bin/busybox"
+  local a
+  for a in sh sleep cat echo ls true false env id ps yes head tail wc grep test; do
+    ln -s busybox "$d/rootfs/bin/$a"
+  done
+  # Reproducible layer: fixed owner and time, sorted names, so the digest depends on busybox only.
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$d/rootfs" -cf "$d/layer.tar" .
+  blob() { # stores stdin as a blob, prints "digest size"
+    local tmp=$d/blob.tmp sum
+    cat >"$tmp"
+    sum=$(sha256sum "$tmp" | cut -d' ' -f1)
+    mv "$tmp" "$d/oci/blobs/sha256/$sum"
+    echo "sha256:$sum $(stat -c %s "$d/oci/blobs/sha256/$sum")"
+  }
+  local layer config manifest
+  read -r -a layer < <(blob <"$d/layer.tar")
+  read -r -a config < <(printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["/bin/sleep","2147483647"]},"rootfs":{"type":"layers","diff_ids":["%s"]}}' \
+    "$arch" "${layer[0]}" | blob)
+  read -r -a manifest < <(printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"%s","size":%s}]}' \
+    "${config[0]}" "${config[1]}" "${layer[0]}" "${layer[1]}" | blob)
+  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"%s","size":%s,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
+    "${manifest[0]}" "${manifest[1]}" "$arch" "$TEST_IMAGE" "$TEST_IMAGE" >"$d/oci/index.json"
+  echo '{"imageLayoutVersion":"1.0.0"}' >"$d/oci/oci-layout"
+  tar -C "$d/oci" -cf "$d/busybox-oci.tar" .
+}
+
+write_containerd_config() {
+  local c=$DIR/containerd
+  mkdir -p "$c/cni"
+  # CNI with only loopback: pods share the host's network (hostNetwork: true), nothing else.
+  echo '{"cniVersion":"0.4.0","name":"koord-loopback","plugins":[{"type":"loopback"}]}' \
+    >"$c/cni/10-koord-loopback.conflist"
+  # native snapshotter: works on any filesystem, no overlay mounts to leak. restrict_oom_score_adj:
+  # containerd may not lower a container's OOM score below its own.
+  cat >"$c/config.toml" <<EOF
+version = 2
+root = "$c/root"
+state = "$c/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
+
+[grpc]
+  address = "$(containerd_sock)"
+
+[ttrpc]
+  address = "$(containerd_sock).ttrpc"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$TEST_IMAGE"
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "native"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$c/cni"
+EOF
+}
+
+write_kubelet_config() {
+  local k=$DIR/kubelet
+  mkdir -p "$k"
+  # Loopback only, and no iptables rules on the host (makeIPTablesUtilChains). Callers
+  # authenticate with a bearer token (checked by the apiserver) or a client certificate from the
+  # test CA. Image GC thresholds at 100%: the kubelet must never delete the locally imported
+  # image, which cannot be pulled again. Status checked every 2s (reported only on change), so
+  # the node turns Ready seconds after registering instead of 10s later.
+  cat >"$k/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+port: $KUBELET_PORT
+readOnlyPort: $KUBELET_READONLY_PORT
+healthzBindAddress: 127.0.0.1
+healthzPort: $KUBELET_HEALTHZ_PORT
+cgroupDriver: cgroupfs
+failSwapOn: false
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $DIR/pki/ca.crt}
+authorization:
+  mode: Webhook
+enforceNodeAllocatable: []
+evictionHard: {memory.available: "50Mi", nodefs.available: "1%", imagefs.available: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+makeIPTablesUtilChains: false
+nodeStatusUpdateFrequency: 2s
+nodeStatusReportFrequency: 1m
+volumePluginDir: $k/volume-plugins
+EOF
+}
+
+# kubelet sets these host sysctls at start (protectKernelDefaults would make it refuse to run
+# instead); `node` saves the values it found and nodedown puts them back.
+readonly KUBELET_SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
+  kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
+
+save_sysctls() {
+  [[ -f $DIR/sysctl.saved ]] && return 0
+  local k
+  for k in "${KUBELET_SYSCTLS[@]}"; do
+    [[ -r /proc/sys/$k ]] && echo "$k $(<"/proc/sys/$k")"
+  done >"$DIR/sysctl.saved"
+}
+
+restore_sysctls() {
+  [[ -f $DIR/sysctl.saved ]] || return 0
+  local k v
+  while read -r k v; do
+    [[ -n $k && $(<"/proc/sys/$k") != "$v" ]] || continue
+    echo "$v" >"/proc/sys/$k" 2>/dev/null || log "could not restore /proc/sys/$k to $v"
+  done <"$DIR/sysctl.saved"
+  rm -f "$DIR/sysctl.saved"
+}
+
+# kubelet's cgroups (kubepods and its QoS classes) outlive it; once no kubelet runs on this
+# machine and they hold no process, they go, so the next node starts from a clean hierarchy.
+# A live kubelet anywhere on the machine (zombies not counted: pid 1 may reap late).
+other_kubelet() {
+  local p
+  for p in $(pgrep -x kubelet); do
+    if proc_alive "$p"; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
+}
+
+remove_kubepods_cgroups() {
+  other_kubelet >/dev/null && return 0
+  local d
+  for d in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
+    [[ -d $d ]] || continue
+    find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  done
+}
+
+node_ready() {
+  [[ $(kubectl_ get node "$NODE_NAME" \
+    -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+}
+
+containerd_serving() { ctr_ version; }
+
+socket_exists() { [[ -S $1 ]]; }
+
+cmd_node() {
+  local t0=$SECONDS
+  ((EUID == 0)) || die "the node needs root (containerd, cgroups, mounts)"
+  lock_dir
+  load_ports
+  apiserver_ready || die "the control plane in $DIR is not up: run '$0 up' first"
+  if daemon_pid containerd >/dev/null && daemon_pid kubelet >/dev/null && node_ready; then
+    log "node $NODE_NAME already up"
+    return 0
+  fi
+  nodedown_locked
+  # A second kubelet would share (and fight over) the machine-wide kubepods cgroups.
+  local other
+  if other=$(other_kubelet); then
+    die "a kubelet already runs on this machine (pid $other); one node per machine"
+  fi
+  local sock cri
+  sock=$(containerd_sock)
+  cri=${KOORD_CRI_ENDPOINT:-$sock}
+  cri=${cri#unix://}
+  # sun_path holds 108 bytes; kubelet and containerd add their own sockets beside these.
+  ((${#sock} < 100)) || die "socket path too long for a unix socket: $sock (shorten KOORD_CLUSTER_DIR)"
+  cat >"$DIR/node.env" <<EOF
+KOORD_NODE_NAME=$NODE_NAME
+KOORD_TEST_IMAGE=$TEST_IMAGE
+KOORD_CONTAINERD_SOCK=$sock
+KOORD_CRI_ENDPOINT=unix://$cri
+KOORD_KUBELET_PORT=$KUBELET_PORT
+KOORD_KUBELET_READONLY_PORT=$KUBELET_READONLY_PORT
+KOORD_KUBELET_ROOT_DIR=$DIR/kubelet
+EOF
+  write_env
+  trap 'log "node failed; stopping it (logs in $DIR)"; nodedown_locked' EXIT
+
+  write_containerd_config
+  start_daemon containerd containerd --config "$DIR/containerd/config.toml"
+  wait_for containerd 30 "containerd on $sock" containerd_serving
+  build_image
+  ctr_ images import --snapshotter native "$DIR/image/busybox-oci.tar" >/dev/null ||
+    die "importing $TEST_IMAGE into containerd failed"
+
+  if [[ -n ${KOORD_BEFORE_KUBELET:-} ]]; then
+    log "starting KOORD_BEFORE_KUBELET: $KOORD_BEFORE_KUBELET"
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    start_daemon before-kubelet bash -c 'set -a; source "$1"; set +a; eval "$2"' before-kubelet \
+      "$DIR/env" "$KOORD_BEFORE_KUBELET"
+  fi
+  if [[ $cri != "$sock" ]]; then
+    local owner=containerd
+    [[ -f $DIR/before-kubelet.pid ]] && owner=before-kubelet
+    wait_for "$owner" 30 "the CRI socket $cri" socket_exists "$cri"
+  fi
+
+  write_kubelet_config
+  save_sysctls
+  start_daemon kubelet "$BIN/kubelet" --config="$DIR/kubelet/config.yaml" \
+    --kubeconfig="$DIR/kubeconfig" --hostname-override="$NODE_NAME" \
+    --container-runtime=remote --container-runtime-endpoint="unix://$cri" \
+    --root-dir="$DIR/kubelet"
+  wait_for kubelet 120 "node $NODE_NAME to be Ready" node_ready
+  trap - EXIT
+  log "node $NODE_NAME Ready in $((SECONDS - t0))s; pods: hostNetwork: true, image $TEST_IMAGE, imagePullPolicy: Never"
+}
+
+# Every process whose command line names our containerd socket (the runc shims), and all their
+# descendants (the containers' processes): what the node started beyond its process groups,
+# since shims detach into their own groups.
+node_strays() {
+  local sock pid
+  sock=$(containerd_sock)
+  local -A parent=()
+  local -a roots=()
+  local stat rest ppid
+  for stat in /proc/[0-9]*/stat; do
+    pid=${stat#/proc/}
+    pid=${pid%/stat}
+    rest=$(cat "$stat" 2>/dev/null) || continue
+    rest=${rest##*) }
+    read -r _ ppid _ <<<"$rest"
+    parent[$pid]=$ppid
+    if tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "$sock"; then
+      [[ $(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n1) == *containerd-shim* ]] &&
+        roots+=("$pid")
+    fi
+  done
+  ((${#roots[@]})) || return 0
+  # Descendants: repeat until no new pid joins the set.
+  local -A chosen=()
+  for pid in "${roots[@]}"; do chosen[$pid]=1; done
+  local grew=1
+  while ((grew)); do
+    grew=0
+    for pid in "${!parent[@]}"; do
+      if [[ -z ${chosen[$pid]:-} && -n ${chosen[${parent[$pid]}]:-} ]]; then
+        chosen[$pid]=1
+        grew=1
+      fi
+    done
+  done
+  echo "${!chosen[@]}"
+}
+
+kill_node_strays() {
+  local -a pids
+  read -r -a pids <<<"$(node_strays)"
+  ((${#pids[@]})) || return 0
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  local deadline=$((SECONDS + 5)) p alive=1
+  while ((alive && SECONDS < deadline)); do
+    alive=0
+    for p in "${pids[@]}"; do proc_alive "$p" && alive=1; done
+    ((alive)) && sleep 0.1
+  done
+}
+
+# Kubelet's volume tmpfs and the sandboxes' /dev/shm stay mounted after their owners die, and
+# kubelet bind-mounts its root dir onto itself (for mount propagation): deepest first.
+unmount_under() {
+  local root=$1 mp
+  [[ -d $root ]] || return 0
+  while read -r mp; do
+    umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null || log "could not unmount $mp"
+  done < <(awk -v r="$root" '$5 == r || index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo |
+    sort -r)
+}
+
+# The node leaves the cluster with its pods. Without the node lifecycle controller nothing would
+# mark a stopped node NotReady: a later `node` would find the old Ready condition (and re-run
+# the old pods).
+forget_node() {
+  [[ -f $DIR/ports && -f $DIR/pki/token && -x $BIN/kubectl ]] || return 0
+  load_ports
+  apiserver_ready || return 0
+  kubectl_ delete pods --all-namespaces --field-selector "spec.nodeName=$NODE_NAME" \
+    --grace-period=0 --force --wait=false >/dev/null 2>&1 || log "could not delete the pods of $NODE_NAME"
+  kubectl_ delete node "$NODE_NAME" --ignore-not-found --wait=false >/dev/null ||
+    log "could not delete node $NODE_NAME"
+}
+
+nodedown_locked() {
+  # Kubelet first, so it does not restart the containers we are about to kill.
+  stop_daemon kubelet 20
+  if daemon_pid containerd >/dev/null; then
+    local id
+    for id in $(ctr_ tasks ls -q 2>/dev/null); do
+      ctr_ tasks kill --all --signal SIGKILL "$id" >/dev/null 2>&1 || true
+    done
+    for id in $(ctr_ tasks ls -q 2>/dev/null); do
+      ctr_ tasks delete --force "$id" >/dev/null 2>&1 || true
+    done
+  fi
+  stop_daemon before-kubelet 10
+  kill_node_strays
+  forget_node
+  stop_daemon containerd 15
+  kill_node_strays
+  unmount_under "$DIR/kubelet"
+  unmount_under "$DIR/containerd"
+  restore_sysctls
+  remove_kubepods_cgroups
+  if [[ -f $DIR/node.env ]]; then
+    rm -f "$DIR/node.env"
+    [[ -f $DIR/ports && -f $DIR/pki/token ]] && load_ports && write_env
+  fi
+  return 0
+}
+
+down_locked() {
+  nodedown_locked
+  stop_daemon kube-controller-manager 10
+  stop_daemon kube-apiserver 20
+  stop_daemon etcd 10
+}
+
+cmd_nodedown() {
+  [[ -d $DIR ]] || return 0
+  lock_dir
+  nodedown_locked
+  log "node stopped"
+}
+
+cmd_down() {
+  [[ -d $DIR ]] || return 0
+  lock_dir
+  down_locked
+  log "stopped everything in $DIR"
+}
+
+cmd_status() {
+  local c pid rc=0
+  for c in etcd kube-apiserver kube-controller-manager containerd before-kubelet kubelet; do
+    if pid=$(daemon_pid "$c"); then
+      printf '%-24s running (pid %s)\n' "$c" "$pid"
+    elif [[ -f $DIR/$c.pid ]]; then
+      printf '%-24s dead (see %s)\n' "$c" "$DIR/$c.log"
+      rc=1
+    else
+      printf '%-24s stopped\n' "$c"
+    fi
+  done
+  # Health only of what should be running: after `down` nothing should.
+  if [[ -f $DIR/ports && -f $DIR/kube-apiserver.pid ]]; then
+    load_ports
+    if apiserver_ready; then
+      echo "apiserver                https://127.0.0.1:$APISERVER_PORT ready"
+    else
+      echo "apiserver                https://127.0.0.1:$APISERVER_PORT not ready"
+      rc=1
+    fi
+    if [[ -f $DIR/kubelet.pid ]]; then
+      if node_ready; then echo "node                     $NODE_NAME Ready"; else
+        echo "node                     $NODE_NAME not Ready"
+        rc=1
+      fi
+    fi
+  fi
+  have_binaries && echo "binaries                 $BIN ($K8S_VERSION)" ||
+    echo "binaries                 not built (run '$0 build')"
+  return "$rc"
+}
+
+cmd_env() {
+  [[ -f $DIR/env ]] || die "no env file in $DIR: run '$0 up' first"
+  cat "$DIR/env"
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+}
+
+main() {
+  local cmd=${1:-}
+  case $cmd in
+    build | up | node | nodedown | down | status | env) "cmd_$cmd" ;;
+    -h | --help | help) usage ;;
+    *)
+      usage >&2
+      exit 2
+      ;;
+  esac
+}
+
+main "$@"

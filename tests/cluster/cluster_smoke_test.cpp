@@ -1,0 +1,231 @@
+// Smoke tests against the real local Kubernetes that tests/cluster/cluster.sh starts: they prove
+// the harness works (and koord's HTTP client speaks to a real apiserver) before anything larger
+// is built on it. The env file named by KOORD_CLUSTER_ENV says where the cluster is.
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "koord/http/client.h"
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+// KEY=value lines, as cluster.sh writes them.
+std::map<std::string, std::string> readEnvFile() {
+  const char* path = std::getenv("KOORD_CLUSTER_ENV");
+  if (path == nullptr || *path == '\0')
+    FAIL("KOORD_CLUSTER_ENV is not set; run these tests through ctest -L cluster");
+  std::ifstream in(path);
+  if (!in)
+    FAIL("cannot read the cluster env file " << path << "; did cluster/up run?");
+  std::map<std::string, std::string> env;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (line.empty() || line[0] == '#' || eq == std::string::npos)
+      continue;
+    env[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string need(const std::map<std::string, std::string>& env, const std::string& key) {
+  auto it = env.find(key);
+  if (it == env.end() || it->second.empty())
+    FAIL("the cluster env file has no " << key);
+  return it->second;
+}
+
+// A client for the test cluster's apiserver: its CA, its admin token, an io_context on a thread
+// of its own so that sendSync can block the test's thread.
+class Api {
+ public:
+  explicit Api(const std::map<std::string, std::string>& env)
+      : base_(need(env, "KOORD_APISERVER")),
+        token_(need(env, "KOORD_TOKEN")),
+        guard_(boost::asio::make_work_guard(io_)),
+        thread_([this] { io_.run(); }) {
+    koord::http::ClientOptions options;
+    options.ca_file = need(env, "KOORD_CA_FILE");
+    options.request_timeout = 15s;
+    client_ = std::make_unique<koord::http::Client>(io_, options);
+  }
+  ~Api() {
+    client_.reset();
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+
+  koord::http::Response call(const std::string& method, const std::string& path,
+                             const std::string& body = "", const std::string& token = "") {
+    koord::http::ClientRequest req;
+    req.method = method;
+    req.url = base_ + path;
+    req.headers = {{"Authorization", "Bearer " + (token.empty() ? token_ : token)},
+                   {"Accept", "application/json"}};
+    if (!body.empty())
+      req.headers.emplace_back("Content-Type", "application/json");
+    req.body = body;
+    auto r = client_->sendSync(req);
+    if (!r)
+      FAIL(method << " " << req.url << " failed: " << r.error().message());
+    return std::move(r).value();
+  }
+
+  // Polls GET `path` until `done(status, body)` or the deadline; returns the last response.
+  template <typename Done>
+  koord::http::Response waitFor(const std::string& path, std::chrono::seconds limit, Done done) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (true) {
+      auto r = call("GET", path);
+      if (done(r) || std::chrono::steady_clock::now() > deadline)
+        return r;
+      std::this_thread::sleep_for(500ms);
+    }
+  }
+
+ private:
+  std::string base_, token_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
+  std::thread thread_;
+  std::unique_ptr<koord::http::Client> client_;
+};
+
+json::value parse(const koord::http::Response& r) {
+  boost::system::error_code ec;
+  auto v = json::parse(r.body, ec);
+  if (ec)
+    FAIL("response is not JSON (" << ec.message() << "): " << r.body);
+  return v;
+}
+
+std::string str(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* cur = &v;
+  for (const char* key : path) {
+    if (!cur->is_object() || !cur->as_object().contains(key))
+      return "";
+    cur = &cur->as_object().at(key);
+  }
+  return cur->is_string() ? std::string(cur->as_string()) : "";
+}
+
+// Names unique per run, so a leftover of an interrupted run never collides.
+std::string uniqueName(const std::string& prefix) {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  return prefix + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count() %
+                        100000000);
+}
+
+}  // namespace
+
+TEST_CASE("the apiserver serves /version as Kubernetes v1.20.2 over verified TLS", "[cluster]") {
+  Api api(readEnvFile());
+  auto r = api.call("GET", "/version");
+  REQUIRE(r.status == 200);
+  auto v = parse(r);
+  CHECK(str(v, {"gitVersion"}) == "v1.20.2");
+  CHECK(str(v, {"major"}) == "1");
+  CHECK(str(v, {"minor"}) == "20");
+}
+
+TEST_CASE("the apiserver authenticates: a wrong token is refused with 401", "[cluster]") {
+  Api api(readEnvFile());
+  auto r = api.call("GET", "/api/v1/namespaces", "", "not-the-token");
+  CHECK(r.status == 401);
+  auto ok = api.call("GET", "/api/v1/namespaces");
+  CHECK(ok.status == 200);
+}
+
+TEST_CASE("a Namespace is created, read back, refused twice and deleted", "[cluster]") {
+  Api api(readEnvFile());
+  const std::string name = uniqueName("koord-smoke");
+  const std::string body =
+      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})";
+
+  auto created = api.call("POST", "/api/v1/namespaces", body);
+  INFO(created.body);
+  REQUIRE(created.status == 201);
+  CHECK(str(parse(created), {"metadata", "name"}) == name);
+
+  auto got = api.call("GET", "/api/v1/namespaces/" + name);
+  CHECK(got.status == 200);
+  auto v = parse(got);
+  CHECK(str(v, {"metadata", "name"}) == name);
+  CHECK(str(v, {"status", "phase"}) == "Active");
+  CHECK_FALSE(str(v, {"metadata", "uid"}).empty());
+
+  auto again = api.call("POST", "/api/v1/namespaces", body);
+  CHECK(again.status == 409);
+  CHECK(str(parse(again), {"reason"}) == "AlreadyExists");
+
+  auto deleted = api.call("DELETE", "/api/v1/namespaces/" + name);
+  CHECK(deleted.status == 200);
+  // The namespace controller (kube-controller-manager) finishes the deletion.
+  auto gone = api.waitFor("/api/v1/namespaces/" + name, 90s,
+                          [](const koord::http::Response& r) { return r.status == 404; });
+  INFO(gone.body);
+  CHECK(gone.status == 404);
+}
+
+TEST_CASE("a hostNetwork busybox pod runs on the node and is deleted", "[node]") {
+  auto env = readEnvFile();
+  const std::string node = need(env, "KOORD_NODE_NAME");
+  const std::string image = need(env, "KOORD_TEST_IMAGE");
+  Api api(env);
+
+  auto n = api.call("GET", "/api/v1/nodes/" + node);
+  REQUIRE(n.status == 200);
+
+  const std::string name = uniqueName("koord-smoke-pod");
+  const std::string path = "/api/v1/namespaces/default/pods/" + name;
+  json::object pod{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"nodeName", node},
+        {"hostNetwork", true},
+        {"terminationGracePeriodSeconds", 1},
+        {"containers", json::array{json::object{{"name", "sleep"},
+                                                {"image", image},
+                                                {"imagePullPolicy", "Never"},
+                                                {"command", json::array{"sleep", "3600"}}}}}}}};
+  auto created = api.call("POST", "/api/v1/namespaces/default/pods", json::serialize(pod));
+  INFO(created.body);
+  REQUIRE(created.status == 201);
+
+  auto running = api.waitFor(path, 120s, [](const koord::http::Response& r) {
+    return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
+  });
+  {
+    INFO(running.body);
+    CHECK(running.status == 200);
+    CHECK(str(parse(running), {"status", "phase"}) == "Running");
+  }
+
+  auto deleted = api.call("DELETE", path);
+  CHECK(deleted.status == 200);
+  // Gone only once the kubelet has stopped the container and confirmed it.
+  auto gone =
+      api.waitFor(path, 90s, [](const koord::http::Response& r) { return r.status == 404; });
+  INFO(gone.body);
+  CHECK(gone.status == 404);
+}

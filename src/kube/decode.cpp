@@ -58,24 +58,6 @@ Expected<std::string> getString(const json::object& o, std::string_view name,
   return std::string(v->get_string());
 }
 
-Expected<std::vector<std::string>> getStringList(const json::object& o, std::string_view name,
-                                                 std::string_view path) {
-  std::vector<std::string> out;
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return out;
-  std::string p = child(path, name);
-  if (!v->is_array())
-    return typeError(p, "array", *v);
-  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
-    const json::value& e = v->get_array()[i];
-    if (!e.is_string())
-      return typeError(index(p, i), "string", e);
-    out.emplace_back(e.get_string());
-  }
-  return out;
-}
-
 Expected<std::int64_t> getInt(const json::value& v, std::string_view path) {
   // Go's encoding/json refuses 1.0 or 1e3 for an integer field; so does this.
   if (v.is_int64())
@@ -91,6 +73,49 @@ Expected<std::int64_t> getInt(const json::value& v, std::string_view path) {
 
 const json::object* asObject(const json::value& v) {
   return v.if_object();
+}
+
+// Decodes each element of a JSON array with decode(element, "path[i]"): null is an empty list,
+// anything else that is not an array is a type error, and the first bad element stops the walk
+// with its own path in the error.
+template <typename T, typename Fn>
+Expected<std::vector<T>> decodeEach(const json::value& v, std::string_view path, Fn&& decode) {
+  std::vector<T> out;
+  if (v.is_null())
+    return out;
+  if (!v.is_array())
+    return typeError(path, "array", v);
+  const json::array& items = v.get_array();
+  out.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Expected<T> item = decode(items[i], index(path, i));
+    if (!item)
+      return item.error();
+    out.push_back(std::move(*item));
+  }
+  return out;
+}
+
+// decodeEach for arrays whose elements must be objects.
+template <typename T, typename Fn>
+Expected<std::vector<T>> decodeEachObject(const json::value& v, std::string_view path,
+                                          Fn&& decode) {
+  return decodeEach<T>(v, path, [&decode](const json::value& e, const std::string& ip) {
+    const json::object* o = asObject(e);
+    return o == nullptr ? Expected<T>(typeError(ip, "object", e)) : decode(*o, ip);
+  });
+}
+
+Expected<std::vector<std::string>> getStringList(const json::object& o, std::string_view name,
+                                                 std::string_view path) {
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return std::vector<std::string>();
+  return decodeEach<std::string>(
+      *v, child(path, name), [](const json::value& e, const std::string& ip) {
+        return e.is_string() ? Expected<std::string>(std::string(e.get_string()))
+                             : Expected<std::string>(typeError(ip, "string", e));
+      });
 }
 
 Expected<NodeSelectorOperator> nodeSelectorOperator(std::string_view s, std::string_view path) {
@@ -130,37 +155,30 @@ Expected<TaintEffect> taintEffect(std::string_view s, std::string_view path, boo
 Expected<std::vector<NodeSelectorRequirement>> decodeRequirements(const json::object& o,
                                                                   std::string_view name,
                                                                   std::string_view path) {
-  std::vector<NodeSelectorRequirement> out;
   const json::value* v = field(o, name);
   if (v == nullptr)
-    return out;
-  std::string p = child(path, name);
-  if (!v->is_array())
-    return typeError(p, "array", *v);
-  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
-    std::string ip = index(p, i);
-    const json::object* r = asObject(v->get_array()[i]);
-    if (r == nullptr)
-      return typeError(ip, "object", v->get_array()[i]);
-    NodeSelectorRequirement req;
-    auto key = getString(*r, "key", ip);
-    if (!key)
-      return key.error();
-    req.key = std::move(*key);
-    auto op = getString(*r, "operator", ip);
-    if (!op)
-      return op.error();
-    auto parsed = nodeSelectorOperator(*op, child(ip, "operator"));
-    if (!parsed)
-      return parsed.error();
-    req.op = *parsed;
-    auto values = getStringList(*r, "values", ip);
-    if (!values)
-      return values.error();
-    req.values = std::move(*values);
-    out.push_back(std::move(req));
-  }
-  return out;
+    return std::vector<NodeSelectorRequirement>();
+  return decodeEachObject<NodeSelectorRequirement>(
+      *v, child(path, name),
+      [](const json::object& r, const std::string& ip) -> Expected<NodeSelectorRequirement> {
+        NodeSelectorRequirement req;
+        auto key = getString(r, "key", ip);
+        if (!key)
+          return key.error();
+        req.key = std::move(*key);
+        auto op = getString(r, "operator", ip);
+        if (!op)
+          return op.error();
+        auto parsed = nodeSelectorOperator(*op, child(ip, "operator"));
+        if (!parsed)
+          return parsed.error();
+        req.op = *parsed;
+        auto values = getStringList(r, "values", ip);
+        if (!values)
+          return values.error();
+        req.values = std::move(*values);
+        return req;
+      });
 }
 
 Expected<NodeSelectorTerm> decodeTerm(const json::value& v, std::string_view path) {
@@ -262,42 +280,40 @@ Expected<LabelSelector> decodeLabelSelector(const json::value& v, std::string_vi
     out.match_labels = std::move(*labels);
   }
   if (const json::value* me = field(*o, "matchExpressions")) {
-    std::string p = child(path, "matchExpressions");
-    if (!me->is_array())
-      return typeError(p, "array", *me);
-    for (std::size_t i = 0; i < me->get_array().size(); ++i) {
-      std::string ip = index(p, i);
-      const json::object* r = asObject(me->get_array()[i]);
-      if (r == nullptr)
-        return typeError(ip, "object", me->get_array()[i]);
-      LabelSelectorRequirement req;
-      auto key = getString(*r, "key", ip);
-      if (!key)
-        return key.error();
-      req.key = std::move(*key);
-      auto op = getString(*r, "operator", ip);
-      if (!op)
-        return op.error();
-      if (*op == "In") {
-        req.op = LabelSelectorOperator::kIn;
-      } else if (*op == "NotIn") {
-        req.op = LabelSelectorOperator::kNotIn;
-      } else if (*op == "Exists") {
-        req.op = LabelSelectorOperator::kExists;
-      } else if (*op == "DoesNotExist") {
-        req.op = LabelSelectorOperator::kDoesNotExist;
-      } else {
-        return makeKubeError(fmt::format(
-            "{}.operator: unsupported value \"{}\": supported values: \"DoesNotExist\", "
-            "\"Exists\", \"In\", \"NotIn\"",
-            ip, *op));
-      }
-      auto values = getStringList(*r, "values", ip);
-      if (!values)
-        return values.error();
-      req.values = std::move(*values);
-      out.match_expressions.push_back(std::move(req));
-    }
+    auto reqs = decodeEachObject<LabelSelectorRequirement>(
+        *me, child(path, "matchExpressions"),
+        [](const json::object& r, const std::string& ip) -> Expected<LabelSelectorRequirement> {
+          LabelSelectorRequirement req;
+          auto key = getString(r, "key", ip);
+          if (!key)
+            return key.error();
+          req.key = std::move(*key);
+          auto op = getString(r, "operator", ip);
+          if (!op)
+            return op.error();
+          if (*op == "In") {
+            req.op = LabelSelectorOperator::kIn;
+          } else if (*op == "NotIn") {
+            req.op = LabelSelectorOperator::kNotIn;
+          } else if (*op == "Exists") {
+            req.op = LabelSelectorOperator::kExists;
+          } else if (*op == "DoesNotExist") {
+            req.op = LabelSelectorOperator::kDoesNotExist;
+          } else {
+            return makeKubeError(fmt::format(
+                "{}.operator: unsupported value \"{}\": supported values: \"DoesNotExist\", "
+                "\"Exists\", \"In\", \"NotIn\"",
+                ip, *op));
+          }
+          auto values = getStringList(r, "values", ip);
+          if (!values)
+            return values.error();
+          req.values = std::move(*values);
+          return req;
+        });
+    if (!reqs)
+      return reqs.error();
+    out.match_expressions = std::move(*reqs);
   }
   return out;
 }
@@ -310,15 +326,12 @@ Expected<NodeSelector> decodeNodeSelector(const json::value& v, std::string_view
   const json::value* terms = field(*o, "nodeSelectorTerms");
   if (terms == nullptr)
     return out;
-  std::string p = child(path, "nodeSelectorTerms");
-  if (!terms->is_array())
-    return typeError(p, "array", *terms);
-  for (std::size_t i = 0; i < terms->get_array().size(); ++i) {
-    auto term = decodeTerm(terms->get_array()[i], index(p, i));
-    if (!term)
-      return term.error();
-    out.node_selector_terms.push_back(std::move(*term));
-  }
+  auto decoded = decodeEach<NodeSelectorTerm>(
+      *terms, child(path, "nodeSelectorTerms"),
+      [](const json::value& e, const std::string& ip) { return decodeTerm(e, ip); });
+  if (!decoded)
+    return decoded.error();
+  out.node_selector_terms = std::move(*decoded);
   return out;
 }
 
@@ -337,116 +350,96 @@ Expected<NodeAffinity> decodeNodeAffinity(const json::value& v, std::string_view
     out.required = std::move(*selector);
   }
   if (const json::value* pref = field(*o, "preferredDuringSchedulingIgnoredDuringExecution")) {
-    std::string p = child(path, "preferredDuringSchedulingIgnoredDuringExecution");
-    if (!pref->is_array())
-      return typeError(p, "array", *pref);
-    for (std::size_t i = 0; i < pref->get_array().size(); ++i) {
-      std::string ip = index(p, i);
-      const json::object* t = asObject(pref->get_array()[i]);
-      if (t == nullptr)
-        return typeError(ip, "object", pref->get_array()[i]);
-      PreferredSchedulingTerm term;
-      if (const json::value* w = field(*t, "weight")) {
-        auto weight = getInt(*w, child(ip, "weight"));
-        if (!weight)
-          return weight.error();
-        if (*weight < INT32_MIN || *weight > INT32_MAX) {
-          return makeKubeError(fmt::format("{}.weight: {} overflows int32", ip, *weight));
-        }
-        term.weight = static_cast<std::int32_t>(*weight);
-      }
-      if (const json::value* preference = field(*t, "preference")) {
-        auto decoded = decodeTerm(*preference, child(ip, "preference"));
-        if (!decoded)
-          return decoded.error();
-        term.preference = std::move(*decoded);
-      }
-      out.preferred.push_back(std::move(term));
-    }
+    auto terms = decodeEachObject<PreferredSchedulingTerm>(
+        *pref, child(path, "preferredDuringSchedulingIgnoredDuringExecution"),
+        [](const json::object& t, const std::string& ip) -> Expected<PreferredSchedulingTerm> {
+          PreferredSchedulingTerm term;
+          if (const json::value* w = field(t, "weight")) {
+            auto weight = getInt(*w, child(ip, "weight"));
+            if (!weight)
+              return weight.error();
+            if (*weight < INT32_MIN || *weight > INT32_MAX) {
+              return makeKubeError(fmt::format("{}.weight: {} overflows int32", ip, *weight));
+            }
+            term.weight = static_cast<std::int32_t>(*weight);
+          }
+          if (const json::value* preference = field(t, "preference")) {
+            auto decoded = decodeTerm(*preference, child(ip, "preference"));
+            if (!decoded)
+              return decoded.error();
+            term.preference = std::move(*decoded);
+          }
+          return term;
+        });
+    if (!terms)
+      return terms.error();
+    out.preferred = std::move(*terms);
   }
   return out;
 }
 
 Expected<std::vector<Taint>> decodeTaints(const json::value& v, std::string_view path) {
-  std::vector<Taint> out;
-  if (v.is_null())
-    return out;
-  if (!v.is_array())
-    return typeError(path, "array", v);
-  for (std::size_t i = 0; i < v.get_array().size(); ++i) {
-    std::string ip = index(path, i);
-    const json::object* o = asObject(v.get_array()[i]);
-    if (o == nullptr)
-      return typeError(ip, "object", v.get_array()[i]);
-    Taint taint;
-    auto key = getString(*o, "key", ip);
-    if (!key)
-      return key.error();
-    taint.key = std::move(*key);
-    auto value = getString(*o, "value", ip);
-    if (!value)
-      return value.error();
-    taint.value = std::move(*value);
-    auto effect = getString(*o, "effect", ip);
-    if (!effect)
-      return effect.error();
-    auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/false);
-    if (!parsed)
-      return parsed.error();
-    taint.effect = *parsed;
-    out.push_back(std::move(taint));
-  }
-  return out;
+  return decodeEachObject<Taint>(
+      v, path, [](const json::object& o, const std::string& ip) -> Expected<Taint> {
+        Taint taint;
+        auto key = getString(o, "key", ip);
+        if (!key)
+          return key.error();
+        taint.key = std::move(*key);
+        auto value = getString(o, "value", ip);
+        if (!value)
+          return value.error();
+        taint.value = std::move(*value);
+        auto effect = getString(o, "effect", ip);
+        if (!effect)
+          return effect.error();
+        auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/false);
+        if (!parsed)
+          return parsed.error();
+        taint.effect = *parsed;
+        return taint;
+      });
 }
 
 Expected<std::vector<Toleration>> decodeTolerations(const json::value& v, std::string_view path) {
-  std::vector<Toleration> out;
-  if (v.is_null())
-    return out;
-  if (!v.is_array())
-    return typeError(path, "array", v);
-  for (std::size_t i = 0; i < v.get_array().size(); ++i) {
-    std::string ip = index(path, i);
-    const json::object* o = asObject(v.get_array()[i]);
-    if (o == nullptr)
-      return typeError(ip, "object", v.get_array()[i]);
-    Toleration t;
-    auto key = getString(*o, "key", ip);
-    if (!key)
-      return key.error();
-    t.key = std::move(*key);
-    auto op = getString(*o, "operator", ip);
-    if (!op)
-      return op.error();
-    if (op->empty() || *op == "Equal") {
-      t.op = TolerationOperator::kEqual;
-    } else if (*op == "Exists") {
-      t.op = TolerationOperator::kExists;
-    } else {
-      return makeKubeError(fmt::format(
-          "{}.operator: unsupported value \"{}\": supported values: \"Equal\", \"Exists\"", ip,
-          *op));
-    }
-    auto value = getString(*o, "value", ip);
-    if (!value)
-      return value.error();
-    t.value = std::move(*value);
-    auto effect = getString(*o, "effect", ip);
-    if (!effect)
-      return effect.error();
-    auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/true);
-    if (!parsed)
-      return parsed.error();
-    t.effect = *parsed;
-    if (const json::value* secs = field(*o, "tolerationSeconds")) {
-      auto s = getInt(*secs, child(ip, "tolerationSeconds"));
-      if (!s)
-        return s.error();
-      t.toleration_seconds = *s;
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
+  return decodeEachObject<Toleration>(
+      v, path, [](const json::object& o, const std::string& ip) -> Expected<Toleration> {
+        Toleration t;
+        auto key = getString(o, "key", ip);
+        if (!key)
+          return key.error();
+        t.key = std::move(*key);
+        auto op = getString(o, "operator", ip);
+        if (!op)
+          return op.error();
+        if (op->empty() || *op == "Equal") {
+          t.op = TolerationOperator::kEqual;
+        } else if (*op == "Exists") {
+          t.op = TolerationOperator::kExists;
+        } else {
+          return makeKubeError(fmt::format(
+              "{}.operator: unsupported value \"{}\": supported values: \"Equal\", \"Exists\"", ip,
+              *op));
+        }
+        auto value = getString(o, "value", ip);
+        if (!value)
+          return value.error();
+        t.value = std::move(*value);
+        auto effect = getString(o, "effect", ip);
+        if (!effect)
+          return effect.error();
+        auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/true);
+        if (!parsed)
+          return parsed.error();
+        t.effect = *parsed;
+        if (const json::value* secs = field(o, "tolerationSeconds")) {
+          auto s = getInt(*secs, child(ip, "tolerationSeconds"));
+          if (!s)
+            return s.error();
+          t.toleration_seconds = *s;
+        }
+        return t;
+      });
 }
 
 }  // namespace koord::kube

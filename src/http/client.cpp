@@ -319,6 +319,28 @@ void ClientState::buildTlsContext() {
   }
 }
 
+// Shared by a StreamHandle and its Op: cancel() may come from any thread, while the connection
+// is only touched on its strand, so cancelling posts the close there.
+struct StreamControl {
+  std::atomic<bool> cancelled{false};
+  std::mutex mu;
+  std::function<void()> close;  // set once the connection exists; runs under mu
+
+  void cancel() {
+    cancelled = true;
+    std::lock_guard lock(mu);
+    if (close)
+      close();
+  }
+};
+
+struct StreamCallbacks {
+  std::function<bool(int, const Headers&)> on_headers;
+  std::function<bool(std::string_view)> on_data;
+  std::chrono::milliseconds idle_timeout{0};
+  std::shared_ptr<StreamControl> control;
+};
+
 namespace {
 
 // One request from URL to callback. Phases (acquire, connect, write, read header, read body)
@@ -328,6 +350,15 @@ class Op : public std::enable_shared_from_this<Op> {
   Op(std::shared_ptr<ClientState> client, ClientRequest request,
      std::function<void(Result<Response>)> done)
       : client_(std::move(client)), req_(std::move(request)), done_(std::move(done)) {}
+
+  // Streaming mode: a dedicated connection, the body handed over piece by piece; `done` gets an
+  // empty Response on a clean end.
+  Op(std::shared_ptr<ClientState> client, ClientRequest request, StreamCallbacks stream,
+     std::function<void(Result<Response>)> done)
+      : client_(std::move(client)),
+        req_(std::move(request)),
+        done_(std::move(done)),
+        stream_(std::move(stream)) {}
 
   void start() {
     auto target = parseUrl(req_.url);
@@ -388,6 +419,9 @@ class Op : public std::enable_shared_from_this<Op> {
   }
 
   void acquire() {
+    // A stream holds its connection for minutes and is never reusable afterwards.
+    if (stream_)
+      return connectNew();
     if (auto conn = client_->takeIdle(target_.key)) {
       conn_ = std::move(conn);
       reused_ = true;
@@ -401,6 +435,17 @@ class Op : public std::enable_shared_from_this<Op> {
     reused_ = false;
     conn_ = std::make_shared<Conn>(net::make_strand(client_->io),
                                    target_.tls ? client_->tls_ctx.get() : nullptr, target_.key);
+    if (stream_) {
+      std::lock_guard lock(stream_->control->mu);
+      stream_->control->close = [weak = std::weak_ptr<Conn>(conn_), ex = conn_->executor] {
+        net::post(ex, [weak] {
+          if (auto conn = weak.lock())
+            conn->close();
+        });
+      };
+      if (stream_->control->cancelled)
+        stream_->control->close();
+    }
     net::post(conn_->executor, beast::bind_front_handler(&Op::resolve, shared_from_this()));
   }
 
@@ -514,6 +559,8 @@ class Op : public std::enable_shared_from_this<Op> {
   }
 
   void readHeader() {
+    if (stream_)
+      return readStreamHeader();
     parser_.emplace();
     parser_->header_limit(kResponseHeaderLimit);
     parser_->body_limit(client_->options.response_body_limit);
@@ -586,6 +633,89 @@ class Op : public std::enable_shared_from_this<Op> {
     finish(std::move(res));
   }
 
+  bool cancelled() const { return stream_->control->cancelled.load(); }
+
+  void readStreamHeader() {
+    sparser_.emplace();
+    sparser_->header_limit(kResponseHeaderLimit);
+    sparser_->body_limit(boost::none);  // a watch has no total size, only per-event limits
+    conn_->visit([this](auto& stream) {
+      bhttp::async_read_header(stream, conn_->buffer, *sparser_,
+                               beast::bind_front_handler(&Op::onStreamHeader, shared_from_this()));
+    });
+  }
+
+  void onStreamHeader(beast::error_code ec, std::size_t) {
+    if (cancelled())
+      return fail(net::error::operation_aborted, "cancelled");
+    if (ec)
+      return fail(mapError(ec), "reading the stream's header");
+    const auto& msg = sparser_->get();
+    Headers headers;
+    for (const auto& field : msg)
+      headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    if (!callStream(
+            [&] { return stream_->on_headers(static_cast<int>(msg.result_int()), headers); }))
+      return fail(net::error::operation_aborted, "stopped by the caller");
+    chunk_.resize(64 << 10);
+    readStreamBody();
+  }
+
+  void readStreamBody() {
+    if (cancelled())
+      return fail(net::error::operation_aborted, "cancelled");
+    if (sparser_->is_done())
+      return finishStream();
+    auto& body = sparser_->get().body();
+    body.data = chunk_.data();
+    body.size = chunk_.size();
+    body.more = true;
+    if (stream_->idle_timeout.count() > 0) {
+      conn_->lowest().expires_after(stream_->idle_timeout);
+    } else {
+      conn_->lowest().expires_never();
+    }
+    conn_->visit([this](auto& stream) {
+      bhttp::async_read_some(stream, conn_->buffer, *sparser_,
+                             beast::bind_front_handler(&Op::onStreamBody, shared_from_this()));
+    });
+  }
+
+  void onStreamBody(beast::error_code ec, std::size_t) {
+    if (cancelled())
+      return fail(net::error::operation_aborted, "cancelled");
+    // need_buffer only says our chunk buffer is full: hand it over and read on.
+    if (ec == bhttp::error::need_buffer)
+      ec = {};
+    if (ec)
+      return fail(mapError(ec), "reading the stream");
+    std::size_t got = chunk_.size() - sparser_->get().body().size;
+    if (got > 0 &&
+        !callStream([&] { return stream_->on_data(std::string_view(chunk_.data(), got)); }))
+      return fail(net::error::operation_aborted, "stopped by the caller");
+    readStreamBody();
+  }
+
+  // A throwing callback ends the stream rather than unwinding through Asio.
+  template <typename F>
+  bool callStream(F&& f) {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      KOORD_LOG_ERROR("http client: stream callback for {} threw: {}", req_.url, e.what());
+    } catch (...) {
+      KOORD_LOG_ERROR("http client: stream callback for {} threw a non-exception", req_.url);
+    }
+    return false;
+  }
+
+  void finishStream() {
+    sparser_.reset();
+    conn_->close();
+    conn_.reset();
+    finish(Response{});
+  }
+
   void fail(boost::system::error_code ec, std::string_view stage) {
     KOORD_VLOG(2, "http client: {} {} failed while {}: {}", req_.method, req_.url, stage,
                ec.message());
@@ -633,6 +763,9 @@ class Op : public std::enable_shared_from_this<Op> {
   bool resolve_timed_out_ = false;
   std::vector<tcp::endpoint> endpoints_;
   std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
+  std::optional<StreamCallbacks> stream_;
+  std::optional<bhttp::response_parser<bhttp::buffer_body>> sparser_;
+  std::vector<char> chunk_;
 };
 
 }  // namespace
@@ -661,6 +794,29 @@ Result<Response> Client::sendSync(ClientRequest request) {
   send(std::move(request),
        [promise](Result<Response> result) { promise->set_value(std::move(result)); });
   return future.get();
+}
+
+StreamHandle Client::stream(ClientRequest request,
+                            std::function<bool(int, const Headers&)> on_headers,
+                            std::function<bool(std::string_view)> on_data,
+                            std::function<void(boost::system::error_code)> on_done,
+                            std::chrono::milliseconds idle_timeout) {
+  detail::StreamCallbacks cb;
+  cb.on_headers = std::move(on_headers);
+  cb.on_data = std::move(on_data);
+  cb.idle_timeout = idle_timeout;
+  cb.control = std::make_shared<detail::StreamControl>();
+  StreamHandle handle(cb.control);
+  auto done = [on_done = std::move(on_done)](Result<Response> r) {
+    on_done(r ? boost::system::error_code() : r.error());
+  };
+  std::make_shared<detail::Op>(state_, std::move(request), std::move(cb), std::move(done))->start();
+  return handle;
+}
+
+void StreamHandle::cancel() const {
+  if (control_)
+    control_->cancel();
 }
 
 std::size_t Client::idleConnections() const {

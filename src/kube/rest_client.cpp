@@ -239,19 +239,27 @@ struct RestState : std::enable_shared_from_this<RestState> {
         });
   }
 
-  void sendNow(std::string method, std::string target, std::string body, std::string content_type,
-               RestClient::Callback done) {
+  ApiResult<http::ClientRequest> prepare(std::string method, const std::string& target) {
     http::ClientRequest req;
     req.method = std::move(method);
     req.url = config.host + target;
     req.headers.emplace_back("Accept", "application/json");
     auto t = bearer();
-    if (!t) {
-      done(t.error());
-      return;
-    }
+    if (!t)
+      return t.error();
     if (!t->empty())
       req.headers.emplace_back("Authorization", "Bearer " + *t);
+    return req;
+  }
+
+  void sendNow(std::string method, std::string target, std::string body, std::string content_type,
+               RestClient::Callback done) {
+    auto prepared = prepare(std::move(method), target);
+    if (!prepared) {
+      done(prepared.error());
+      return;
+    }
+    http::ClientRequest req = std::move(*prepared);
     if (!content_type.empty())
       req.headers.emplace_back("Content-Type", std::move(content_type));
     req.body = std::move(body);
@@ -300,6 +308,15 @@ RestClient::~RestClient() = default;
 
 const RestConfig& RestClient::config() const {
   return state_->config;
+}
+
+ApiResult<http::ClientRequest> RestClient::prepareRequest(std::string method,
+                                                          std::string path_and_query) const {
+  return state_->prepare(std::move(method), path_and_query);
+}
+
+http::Client& RestClient::httpClient() const {
+  return state_->client;
 }
 
 void RestClient::get(const ResourceRef& ref, const GetOptions& options, Callback done) {

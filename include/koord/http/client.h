@@ -7,6 +7,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+
+#include <boost/system/error_code.hpp>
 
 #include "koord/core/result.h"
 #include "koord/http/message.h"
@@ -19,7 +22,22 @@ namespace koord::http {
 
 namespace detail {
 struct ClientState;
-}
+struct StreamControl;
+}  // namespace detail
+
+/// Stops a Client::stream() from any thread. Copyable; a default-constructed one does nothing.
+class StreamHandle {
+ public:
+  StreamHandle() = default;
+  explicit StreamHandle(std::shared_ptr<detail::StreamControl> control)
+      : control_(std::move(control)) {}
+  /// Thread-safe and idempotent. The socket is closed on its strand, so a callback already under
+  /// way (or about to start) may still run once; then on_done gets net::error::operation_aborted.
+  void cancel() const;
+
+ private:
+  std::shared_ptr<detail::StreamControl> control_;
+};
 
 struct ClientOptions {
   /// Trusted CAs for https (file and/or PEM text); the system store when both are empty.
@@ -56,8 +74,8 @@ struct ClientRequest {
 /// connection when nothing of it reached the server, or when its method is idempotent and the
 /// connection died before any response byte (the server's idle close crossed our write).
 ///
-/// Streaming responses (Kubernetes watch) will be a further call beside send() that shares the
-/// pool and connection setup and hands the body over piece by piece.
+/// Streaming responses (Kubernetes watch) use stream(): the same connection setup and TLS as
+/// send(), but on a dedicated connection that never returns to the pool.
 class Client {
  public:
   /// Throws std::runtime_error when the CA or client certificate cannot be loaded.
@@ -72,6 +90,20 @@ class Client {
   /// Blocks until the response arrives. Must not be called on the io_context's own threads
   /// (it would wait on itself); doing so returns Errc::kInvalidArgument.
   Result<Response> sendSync(ClientRequest request);
+
+  /// Sends `request` on a new connection and hands the response body over as it arrives
+  /// (chunked encoding already decoded). Connect + write + response header are bounded by
+  /// request.timeout (or ClientOptions::request_timeout); the body has no overall deadline, only
+  /// `idle_timeout` between reads when it is non-zero, because a watch legitimately stays open for
+  /// minutes. Callbacks run serially on the connection's strand. on_headers or on_data returning
+  /// false ends the stream like cancel(). `on_done` runs exactly once: success when the server
+  /// ended the body, operation_aborted after cancel or a false return, otherwise the error as
+  /// send() reports it (kTimeout when idle_timeout passes).
+  StreamHandle stream(ClientRequest request,
+                      std::function<bool(int status, const Headers& headers)> on_headers,
+                      std::function<bool(std::string_view chunk)> on_data,
+                      std::function<void(boost::system::error_code)> on_done,
+                      std::chrono::milliseconds idle_timeout = std::chrono::milliseconds(0));
 
   /// For tests and debugging.
   std::size_t idleConnections() const;

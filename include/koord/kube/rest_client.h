@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "koord/http/client.h"
 #include "koord/kube/kubeconfig.h"
 
 namespace boost::asio {
@@ -162,6 +163,14 @@ class RestClient {
                                         std::string body = "", std::string content_type = "");
 
   const RestConfig& config() const;
+
+  /// A request for `path_and_query` under the host with the same Accept and Authorization
+  /// headers the verbs send (the token file re-read as they do), for calls the verbs do not
+  /// cover, such as watch streams. Not rate limited. Fails only when the token cannot be read.
+  ApiResult<http::ClientRequest> prepareRequest(std::string method,
+                                                std::string path_and_query) const;
+  /// The pooled client the verbs use, for stream() with the same TLS settings.
+  http::Client& httpClient() const;
 
  private:
   std::shared_ptr<detail::RestState> state_;

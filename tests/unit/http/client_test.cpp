@@ -4,7 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
+#include <functional>
 #include <future>
+
+#include <fmt/format.h>
 
 #include "koord/http/client.h"
 #include "koord/http/server.h"
@@ -322,4 +326,169 @@ TEST_CASE("client: callbacks run on the io_context and sendSync refuses to run t
   auto r = nested.get_future().get();
   REQUIRE_FALSE(r);
   CHECK(r.error() == makeError(Errc::kInvalidArgument));
+}
+
+namespace {
+
+// One connection, scripted by `serve(fd)` after the request has been read: a stand-in for a
+// watch endpoint that writes a chunked body over time.
+class StreamServer {
+ public:
+  explicit StreamServer(std::function<void(int)> serve) : serve_(std::move(serve)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::listen(fd_, 8) != 0) {
+      throw std::runtime_error("stream server: listen failed");
+    }
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      int conn = ::accept(fd_, nullptr, nullptr);
+      if (conn < 0)
+        return;
+      std::string buf;
+      char tmp[4096];
+      while (buf.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = ::recv(conn, tmp, sizeof tmp, 0);
+        if (n <= 0)
+          break;
+        buf.append(tmp, static_cast<std::size_t>(n));
+      }
+      serve_(conn);
+      ::close(conn);
+    });
+  }
+  ~StreamServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/watch"; }
+
+  static void write(int fd, const std::string& s) { ::send(fd, s.data(), s.size(), MSG_NOSIGNAL); }
+  static std::string chunk(const std::string& s) {
+    return fmt::format("{:x}\r\n{}\r\n", s.size(), s);
+  }
+  static constexpr const char* kHeader =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+ private:
+  std::function<void(int)> serve_;
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+// What a stream delivered, for waiting on from the test thread.
+struct StreamLog {
+  std::mutex mu;
+  std::condition_variable cv;
+  int status = 0;
+  std::string body;
+  std::vector<std::string> pieces;
+  std::optional<boost::system::error_code> done;
+
+  template <typename Pred>
+  bool waitFor(Pred pred, std::chrono::milliseconds timeout = 5s) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, timeout, [&] { return pred(); });
+  }
+};
+
+StreamHandle startStream(Client& client, const std::string& url, StreamLog& log,
+                         std::chrono::milliseconds idle = 0ms, bool stop_after_first = false) {
+  ClientRequest req;
+  req.url = url;
+  return client.stream(
+      std::move(req),
+      [&log](int status, const Headers&) {
+        std::lock_guard lock(log.mu);
+        log.status = status;
+        return true;
+      },
+      [&log, stop_after_first](std::string_view piece) {
+        std::lock_guard lock(log.mu);
+        log.body.append(piece);
+        log.pieces.emplace_back(piece);
+        log.cv.notify_all();
+        return !stop_after_first;
+      },
+      [&log](boost::system::error_code ec) {
+        std::lock_guard lock(log.mu);
+        log.done = ec;
+        log.cv.notify_all();
+      },
+      idle);
+}
+
+}  // namespace
+
+TEST_CASE("client: stream hands chunks over as they arrive and ends cleanly") {
+  std::promise<void> gate;
+  auto gated = gate.get_future();
+  StreamServer server([&](int fd) {
+    StreamServer::write(fd, StreamServer::kHeader);
+    StreamServer::write(fd, StreamServer::chunk("{\"a\":1}\n{\"b\""));
+    gated.wait_for(5s);  // the client must see the first piece before the rest exists
+    StreamServer::write(fd, StreamServer::chunk(":2}\n"));
+    StreamServer::write(fd, "0\r\n\r\n");
+  });
+  IoThreads io;
+  Client client(io.io, {});
+  StreamLog log;
+  startStream(client, server.url(), log);
+  REQUIRE(log.waitFor([&] { return log.body.size() >= 12; }));
+  {
+    std::lock_guard lock(log.mu);
+    CHECK(log.status == 200);
+    CHECK(log.body == "{\"a\":1}\n{\"b\"");
+    CHECK_FALSE(log.done);
+  }
+  gate.set_value();
+  REQUIRE(log.waitFor([&] { return log.done.has_value(); }));
+  CHECK_FALSE(*log.done);
+  CHECK(log.body == "{\"a\":1}\n{\"b\":2}\n");
+  // A stream's connection is its own: never handed back to the pool.
+  CHECK(client.idleConnections() == 0);
+}
+
+TEST_CASE("client: stream idle timeout, cancel, and a callback's false all end it") {
+  IoThreads io;
+  Client client(io.io, {});
+  auto stall = [](int fd) {
+    StreamServer::write(fd, StreamServer::kHeader);
+    StreamServer::write(fd, StreamServer::chunk("x"));
+    std::this_thread::sleep_for(1500ms);
+  };
+  SECTION("idle timeout") {
+    StreamServer server(stall);
+    StreamLog log;
+    startStream(client, server.url(), log, 200ms);
+    REQUIRE(log.waitFor([&] { return log.done.has_value(); }));
+    CHECK(*log.done == makeError(Errc::kTimeout));
+    CHECK(log.body == "x");
+  }
+  SECTION("cancel from another thread") {
+    StreamServer server(stall);
+    StreamLog log;
+    auto handle = startStream(client, server.url(), log);
+    REQUIRE(log.waitFor([&] { return !log.body.empty(); }));
+    auto t0 = SteadyClock::now();
+    handle.cancel();
+    REQUIRE(log.waitFor([&] { return log.done.has_value(); }));
+    CHECK(SteadyClock::now() - t0 < 1s);
+    CHECK(*log.done == boost::asio::error::operation_aborted);
+  }
+  SECTION("on_data returns false") {
+    StreamServer server(stall);
+    StreamLog log;
+    startStream(client, server.url(), log, 0ms, true);
+    REQUIRE(log.waitFor([&] { return log.done.has_value(); }, 1s));
+    CHECK(*log.done == boost::asio::error::operation_aborted);
+    CHECK(log.pieces.size() == 1);
+  }
 }

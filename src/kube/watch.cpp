@@ -1,0 +1,390 @@
+#include "koord/kube/watch.h"
+
+#include <fmt/format.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+
+#include "koord/core/log.h"
+
+namespace koord::kube {
+
+namespace json = boost::json;
+
+std::optional<WatchEventType> parseWatchEventType(std::string_view s) {
+  if (s == "ADDED")
+    return WatchEventType::kAdded;
+  if (s == "MODIFIED")
+    return WatchEventType::kModified;
+  if (s == "DELETED")
+    return WatchEventType::kDeleted;
+  if (s == "BOOKMARK")
+    return WatchEventType::kBookmark;
+  if (s == "ERROR")
+    return WatchEventType::kError;
+  return std::nullopt;
+}
+
+std::string_view toString(WatchEventType t) {
+  switch (t) {
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+bool WatchDecoder::feed(std::string_view chunk, const std::function<void(WatchEvent)>& sink,
+                        std::string& error) {
+  while (!chunk.empty()) {
+    auto nl = chunk.find('\n');
+    std::string_view part = chunk.substr(0, nl);
+    if (buf_.size() + part.size() > max_) {
+      error = fmt::format("watch event larger than {} bytes", max_);
+      return false;
+    }
+    if (nl == std::string_view::npos) {
+      buf_.append(part);
+      return true;
+    }
+    chunk.remove_prefix(nl + 1);
+    bool ok;
+    if (buf_.empty()) {
+      ok = decodeLine(part, sink, error);
+    } else {
+      buf_.append(part);
+      ok = decodeLine(buf_, sink, error);
+      buf_.clear();
+    }
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+bool WatchDecoder::decodeLine(std::string_view line, const std::function<void(WatchEvent)>& sink,
+                              std::string& error) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+    return true;  // blank keep-alive lines carry nothing
+  boost::system::error_code ec;
+  json::value v = json::parse(line, ec);
+  if (ec || !v.is_object()) {
+    error = fmt::format("watch event is not a JSON object: {}", ec ? ec.message() : "wrong type");
+    return false;
+  }
+  auto& o = v.get_object();
+  const auto* type = o.if_contains("type");
+  const auto* object = o.if_contains("object");
+  std::optional<WatchEventType> t;
+  if (type != nullptr && type->is_string())
+    t = parseWatchEventType(type->get_string());
+  if (!t || object == nullptr) {
+    error = fmt::format("watch event has no known type or no object: {}", line.substr(0, 200));
+    return false;
+  }
+  sink(WatchEvent{*t, *object});
+  return true;
+}
+
+std::chrono::milliseconds WatchBackoff::next() {
+  auto base = kInitial;
+  for (int i = 0; i < attempt_ && base < kCap; ++i)
+    base *= 2;
+  base = std::min(base, kCap);
+  if (base < kCap)
+    ++attempt_;
+  std::uniform_real_distribution<double> jitter(0.0, 0.2);
+  auto delay = std::chrono::milliseconds(
+      static_cast<std::int64_t>(static_cast<double>(base.count()) * (1.0 + jitter(rng_))));
+  return std::min(delay, kCap);
+}
+
+namespace detail {
+
+struct WatcherState : std::enable_shared_from_this<WatcherState> {
+  WatcherState(RestClient& c, boost::asio::io_context& io_in, ResourceRef r, WatchOptions o,
+               Watcher::Handler h, Watcher::ErrorHandler e)
+      : client(c),
+        io(io_in),
+        ref(std::move(r)),
+        options(std::move(o)),
+        handler(std::move(h)),
+        on_error(std::move(e)),
+        timer(io_in),
+        rv(options.resource_version),
+        key(resourcePath(ref)) {}
+
+  std::string watchPath() {
+    std::string q = "?watch=true";
+    auto add = [&](std::string_view k, const std::string& v) {
+      if (v.empty())
+        return;
+      // Selectors may hold '=', ',', '!' and spaces; escape like the verbs do.
+      std::string e;
+      for (unsigned char ch : v) {
+        if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+          e.push_back(static_cast<char>(ch));
+        } else {
+          e += fmt::format("%{:02X}", ch);
+        }
+      }
+      q += fmt::format("&{}={}", k, e);
+    };
+    add("labelSelector", options.label_selector);
+    add("fieldSelector", options.field_selector);
+    {
+      std::lock_guard lock(mu);
+      add("resourceVersion", rv);
+    }
+    if (options.allow_bookmarks)
+      q += "&allowWatchBookmarks=true";
+    std::int64_t timeout = options.timeout_seconds;
+    if (timeout <= 0) {
+      std::lock_guard lock(mu);
+      timeout = std::uniform_int_distribution<std::int64_t>(300, 600)(rng);
+    }
+    q += fmt::format("&timeoutSeconds={}", timeout);
+    return key + q;
+  }
+
+  void open() {
+    {
+      std::lock_guard lock(mu);
+      if (stopped)
+        return;
+    }
+    auto req = client.prepareRequest("GET", watchPath());
+    if (!req) {
+      KOORD_LOG_WARNING("watch {}: cannot prepare the request: {}", key, req.error().message);
+      return retryLater();
+    }
+    // The stream may outlive nothing but the state: callbacks hold it, never the Watcher.
+    auto stream = std::make_shared<Stream>(options.max_event_bytes);
+    streams.fetch_add(1);
+    auto self = shared_from_this();
+    auto handle = client.httpClient().stream(
+        std::move(*req),
+        [self, stream](int status, const http::Headers&) {
+          stream->status = status;
+          return true;
+        },
+        [self, stream](std::string_view chunk) { return self->onData(*stream, chunk); },
+        [self, stream](boost::system::error_code ec) { self->onDone(*stream, ec); },
+        options.idle_timeout);
+    std::lock_guard lock(mu);
+    current = handle;
+    if (stopped)
+      current.cancel();
+  }
+
+  struct Stream {
+    explicit Stream(std::size_t max) : decoder(max) {}
+    int status = 0;
+    WatchDecoder decoder;
+    std::string error_body;  // a non-200 answer's Status, capped
+    bool ended = false;      // we stopped it: expired, or a bad event
+    bool retry = false;      // ...and want a re-watch after backoff
+  };
+
+  bool isStopped() {
+    std::lock_guard lock(mu);
+    return stopped;
+  }
+
+  bool onData(Stream& s, std::string_view chunk) {
+    if (isStopped())
+      return false;
+    if (s.status != 200) {
+      s.error_body.append(chunk.substr(0, std::min<std::size_t>(chunk.size(), 64 << 10)));
+      return s.error_body.size() < (64 << 10);
+    }
+    std::string error;
+    bool ok = s.decoder.feed(
+        chunk, [&](WatchEvent ev) { onEvent(s, std::move(ev)); }, error);
+    if (!ok) {
+      KOORD_LOG_WARNING("watch {}: dropping the stream: {}", key, error);
+      s.ended = true;
+      s.retry = true;
+      return false;
+    }
+    return !s.ended;
+  }
+
+  void onEvent(Stream& s, WatchEvent ev) {
+    if (s.ended || isStopped())
+      return;
+    if (ev.type == WatchEventType::kError) {
+      ApiError e = statusError(ev.object, 0);
+      s.ended = true;
+      if (e.code == 410 || isResourceExpired(e)) {
+        e.code = 410;
+        return finish(e);
+      }
+      KOORD_LOG_WARNING("watch {}: ERROR event {} {}: {}; re-watching", key, e.code, e.reason,
+                        e.message);
+      s.retry = true;
+      return;
+    }
+    if (ev.object.is_object()) {
+      if (const auto* md = ev.object.get_object().if_contains("metadata"); md && md->is_object()) {
+        if (const auto* v = md->get_object().if_contains("resourceVersion"); v && v->is_string()) {
+          std::lock_guard lock(mu);
+          rv = std::string(v->get_string());
+        }
+      }
+    }
+    if (ev.type != WatchEventType::kBookmark && handler)
+      handler(ev);
+  }
+
+  static ApiError statusError(const json::value& v, int http_code) {
+    ApiError e;
+    e.code = http_code;
+    if (v.is_object()) {
+      const auto& o = v.get_object();
+      if (const auto* c = o.if_contains("code"); c && c->is_int64())
+        e.code = static_cast<int>(c->get_int64());
+      if (const auto* r = o.if_contains("reason"); r && r->is_string())
+        e.reason = r->get_string();
+      if (const auto* m = o.if_contains("message"); m && m->is_string())
+        e.message = m->get_string();
+      e.status = v;
+    }
+    if (e.reason.empty() && e.code == 410)
+      e.reason = "Gone";
+    return e;
+  }
+
+  void onDone(Stream& s, boost::system::error_code ec) {
+    if (isStopped())
+      return;
+    if (s.status != 0 && s.status != 200) {
+      boost::system::error_code pec;
+      json::value body = json::parse(s.error_body, pec);
+      ApiError e = statusError(pec ? json::value() : body, s.status);
+      e.code = s.status;
+      if (e.message.empty())
+        e.message = s.error_body.substr(0, 512);
+      if (s.status == 410 || s.status == 429 || s.status >= 500) {
+        if (s.status == 410)
+          return finish(e);
+        KOORD_LOG_WARNING("watch {}: server answered {} {}; retrying", key, e.code, e.reason);
+        return retryLater();
+      }
+      KOORD_LOG_ERROR("watch {}: server answered {} {}: {}", key, e.code, e.reason, e.message);
+      return finish(e);
+    }
+    if (s.ended) {
+      if (s.retry)
+        retryLater();
+      return;
+    }
+    if (ec) {
+      KOORD_LOG_WARNING("watch {}: stream failed: {}; retrying", key, ec.message());
+      return retryLater();
+    }
+    // A normal end (the server's timeoutSeconds): healthy, so resume at once.
+    {
+      std::lock_guard lock(mu);
+      backoff.reset();
+    }
+    KOORD_VLOG(3, "watch {}: stream ended; resuming", key);
+    net_post();
+  }
+
+  void net_post() {
+    boost::asio::post(io, [self = shared_from_this()] { self->open(); });
+  }
+
+  void retryLater() {
+    std::lock_guard lock(mu);
+    if (stopped)
+      return;
+    auto delay = backoff.next();
+    KOORD_VLOG(2, "watch {}: re-watching in {} ms", key, delay.count());
+    timer.expires_after(delay);
+    timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec)
+        self->open();
+    });
+  }
+
+  void finish(const ApiError& e) {
+    {
+      std::lock_guard lock(mu);
+      if (stopped)
+        return;
+      stopped = true;
+    }
+    if (isResourceExpired(e) || e.code == 410) {
+      KOORD_VLOG(1, "watch {}: resourceVersion expired: {}", key, e.message);
+    }
+    if (on_error)
+      on_error(e);
+  }
+
+  void stop() {
+    std::lock_guard lock(mu);
+    stopped = true;
+    current.cancel();
+    timer.cancel();
+  }
+
+  RestClient& client;
+  boost::asio::io_context& io;
+  const ResourceRef ref;
+  const WatchOptions options;
+  Watcher::Handler handler;
+  Watcher::ErrorHandler on_error;
+  mutable std::mutex mu;
+  boost::asio::steady_timer timer;  // under mu
+  std::string rv;                   // under mu
+  WatchBackoff backoff;             // under mu
+  std::mt19937_64 rng{std::random_device{}()};
+  http::StreamHandle current;  // under mu
+  bool stopped = false;        // under mu
+  std::atomic<std::size_t> streams{0};
+  const std::string key;
+};
+
+}  // namespace detail
+
+Watcher::Watcher(RestClient& client, boost::asio::io_context& io, ResourceRef ref,
+                 WatchOptions options, Handler handler, ErrorHandler on_error)
+    : state_(std::make_shared<detail::WatcherState>(client, io, std::move(ref), std::move(options),
+                                                    std::move(handler), std::move(on_error))) {}
+
+Watcher::~Watcher() {
+  stop();
+}
+
+void Watcher::start() {
+  state_->open();
+}
+
+void Watcher::stop() {
+  state_->stop();
+}
+
+std::string Watcher::resourceVersion() const {
+  std::lock_guard lock(state_->mu);
+  return state_->rv;
+}
+
+std::size_t Watcher::streamsOpened() const {
+  return state_->streams.load();
+}
+
+}  // namespace koord::kube

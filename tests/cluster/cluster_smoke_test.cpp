@@ -16,50 +16,27 @@
 #include <string>
 #include <thread>
 
+#include "cluster_env.h"
 #include "koord/http/client.h"
 
 using namespace std::chrono_literals;
 namespace json = boost::json;
+using koord::testing::needEnv;
+using koord::testing::readClusterEnv;
 
 namespace {
-
-// KEY=value lines, as cluster.sh writes them.
-std::map<std::string, std::string> readEnvFile() {
-  const char* path = std::getenv("KOORD_CLUSTER_ENV");
-  if (path == nullptr || *path == '\0')
-    FAIL("KOORD_CLUSTER_ENV is not set; run these tests through ctest -L cluster");
-  std::ifstream in(path);
-  if (!in)
-    FAIL("cannot read the cluster env file " << path << "; did cluster/up run?");
-  std::map<std::string, std::string> env;
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (line.empty() || line[0] == '#' || eq == std::string::npos)
-      continue;
-    env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
-}
-
-std::string need(const std::map<std::string, std::string>& env, const std::string& key) {
-  auto it = env.find(key);
-  if (it == env.end() || it->second.empty())
-    FAIL("the cluster env file has no " << key);
-  return it->second;
-}
 
 // A client for the test cluster's apiserver: its CA, its admin token, an io_context on a thread
 // of its own so that sendSync can block the test's thread.
 class Api {
  public:
   explicit Api(const std::map<std::string, std::string>& env)
-      : base_(need(env, "KOORD_APISERVER")),
-        token_(need(env, "KOORD_TOKEN")),
+      : base_(needEnv(env, "KOORD_APISERVER")),
+        token_(needEnv(env, "KOORD_TOKEN")),
         guard_(boost::asio::make_work_guard(io_)),
         thread_([this] { io_.run(); }) {
     koord::http::ClientOptions options;
-    options.ca_file = need(env, "KOORD_CA_FILE");
+    options.ca_file = needEnv(env, "KOORD_CA_FILE");
     options.request_timeout = 15s;
     client_ = std::make_unique<koord::http::Client>(io_, options);
   }
@@ -137,7 +114,7 @@ std::string uniqueName(const std::string& prefix) {
 }  // namespace
 
 TEST_CASE("the apiserver serves /version as Kubernetes v1.20.2 over verified TLS", "[cluster]") {
-  Api api(readEnvFile());
+  Api api(readClusterEnv());
   auto r = api.call("GET", "/version");
   REQUIRE(r.status == 200);
   auto v = parse(r);
@@ -147,7 +124,7 @@ TEST_CASE("the apiserver serves /version as Kubernetes v1.20.2 over verified TLS
 }
 
 TEST_CASE("the apiserver authenticates: a wrong token is refused with 401", "[cluster]") {
-  Api api(readEnvFile());
+  Api api(readClusterEnv());
   auto r = api.call("GET", "/api/v1/namespaces", "", "not-the-token");
   CHECK(r.status == 401);
   auto ok = api.call("GET", "/api/v1/namespaces");
@@ -155,7 +132,7 @@ TEST_CASE("the apiserver authenticates: a wrong token is refused with 401", "[cl
 }
 
 TEST_CASE("a Namespace is created, read back, refused twice and deleted", "[cluster]") {
-  Api api(readEnvFile());
+  Api api(readClusterEnv());
   const std::string name = uniqueName("koord-smoke");
   const std::string body =
       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})";
@@ -186,9 +163,9 @@ TEST_CASE("a Namespace is created, read back, refused twice and deleted", "[clus
 }
 
 TEST_CASE("a hostNetwork busybox pod runs on the node and is deleted", "[node]") {
-  auto env = readEnvFile();
-  const std::string node = need(env, "KOORD_NODE_NAME");
-  const std::string image = need(env, "KOORD_TEST_IMAGE");
+  auto env = readClusterEnv();
+  const std::string node = needEnv(env, "KOORD_NODE_NAME");
+  const std::string image = needEnv(env, "KOORD_TEST_IMAGE");
   Api api(env);
 
   auto n = api.call("GET", "/api/v1/nodes/" + node);

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_env.h"
 #include "koord/kube/kubeconfig.h"
 #include "koord/kube/rest_client.h"
 
@@ -28,47 +29,14 @@ using koord::kube::PatchType;
 using koord::kube::ResourceRef;
 using koord::kube::RestClient;
 using koord::kube::RestConfig;
+using koord::testing::needEnv;
+using koord::testing::readClusterEnv;
+using koord::testing::tokenConfig;
 
 namespace {
 
-std::map<std::string, std::string> readEnvFile() {
-  const char* path = std::getenv("KOORD_CLUSTER_ENV");
-  if (path == nullptr || *path == '\0')
-    FAIL("KOORD_CLUSTER_ENV is not set; run these tests through ctest -L cluster");
-  std::ifstream in(path);
-  if (!in)
-    FAIL("cannot read the cluster env file " << path << "; did cluster/up run?");
-  std::map<std::string, std::string> env;
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (line.empty() || line[0] == '#' || eq == std::string::npos)
-      continue;
-    env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
-}
-
-std::string need(const std::map<std::string, std::string>& env, const std::string& key) {
-  auto it = env.find(key);
-  if (it == env.end() || it->second.empty())
-    FAIL("the cluster env file has no " << key);
-  return it->second;
-}
-
-RestConfig tokenConfig() {
-  auto env = readEnvFile();
-  RestConfig c;
-  c.host = need(env, "KOORD_APISERVER");
-  c.ca_file = need(env, "KOORD_CA_FILE");
-  c.bearer_token = need(env, "KOORD_TOKEN");
-  c.qps = 50;
-  c.burst = 100;
-  return c;
-}
-
 RestConfig kubeconfigConfig() {
-  auto path = need(readEnvFile(), "KOORD_KUBECONFIG");
+  auto path = needEnv(readClusterEnv(), "KOORD_KUBECONFIG");
   auto c = koord::kube::loadKubeconfig(path);
   if (!c)
     FAIL(c.error().message);

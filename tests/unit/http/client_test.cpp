@@ -32,17 +32,7 @@ class FakeServer {
   };
 
   explicit FakeServer(std::vector<Script> scripts) : scripts_(std::move(scripts)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(fd_, 8) != 0) {
-      throw std::runtime_error("fake server: listen failed");
-    }
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    fd_ = listenOnLoopback(port_, "fake server");
     thread_ = std::thread([this] { run(); });
   }
   ~FakeServer() {
@@ -335,17 +325,7 @@ namespace {
 class StreamServer {
  public:
   explicit StreamServer(std::function<void(int)> serve) : serve_(std::move(serve)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(fd_, 8) != 0) {
-      throw std::runtime_error("stream server: listen failed");
-    }
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    fd_ = listenOnLoopback(port_, "stream server");
     thread_ = std::thread([this] {
       int conn = ::accept(fd_, nullptr, nullptr);
       if (conn < 0)

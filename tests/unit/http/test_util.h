@@ -262,4 +262,23 @@ inline ClientRequest get(std::uint16_t port, std::string_view path) {
   return r;
 }
 
+/// A listening TCP socket on 127.0.0.1 with an ephemeral port, for hand-written test servers.
+/// Returns the fd and sets `port`; throws naming `who` if the socket cannot listen.
+inline int listenOnLoopback(std::uint16_t& port, std::string_view who) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd, 8) != 0) {
+    if (fd >= 0)
+      ::close(fd);
+    throw std::runtime_error(std::string(who) + ": listen failed");
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
 }  // namespace koord::http::testing

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "koord/http/client.h"
+#include "koord/kube/list_decoder.h"
 #include "koord/kube/rate_limiter.h"
 
 namespace koord::kube {
@@ -57,6 +58,19 @@ std::string writeQuery(const WriteOptions& o) {
   addQuery(q, "fieldManager", o.field_manager);
   if (o.dry_run)
     addQuery(q, "dryRun", "All");
+  return q;
+}
+
+std::string listQuery(const ListOptions& o) {
+  std::string q;
+  addQuery(q, "labelSelector", o.label_selector);
+  addQuery(q, "fieldSelector", o.field_selector);
+  if (o.limit > 0)
+    addQuery(q, "limit", std::to_string(o.limit));
+  addQuery(q, "continue", o.continue_);
+  addQuery(q, "resourceVersion", o.resource_version);
+  if (o.timeout_seconds)
+    addQuery(q, "timeoutSeconds", std::to_string(*o.timeout_seconds));
   return q;
 }
 
@@ -104,11 +118,12 @@ ApiError transportError(std::string message) {
   return e;
 }
 
-ApiResult<json::value> toResult(const std::string& what, const http::Response& r) {
-  json::value body;
+ApiResult<json::value> toResult(const std::string& what, const http::Response& r,
+                                json::storage_ptr storage = {}) {
+  json::value body(storage);
   boost::system::error_code ec;
   if (!r.body.empty())
-    body = json::parse(r.body, ec);
+    body = json::parse(r.body, ec, storage);
   if (r.status >= 200 && r.status < 300) {
     if (ec)
       return transportError(
@@ -224,18 +239,18 @@ struct RestState : std::enable_shared_from_this<RestState> {
   }
 
   void send(std::string method, std::string target, std::string body, std::string content_type,
-            RestClient::Callback done) {
+            RestClient::Callback done, json::storage_ptr storage = {}) {
     limiter.asyncAcquire(
         io, [self = shared_from_this(), method = std::move(method), target = std::move(target),
-             body = std::move(body), content_type = std::move(content_type),
-             done = std::move(done)](boost::system::error_code ec) mutable {
+             body = std::move(body), content_type = std::move(content_type), done = std::move(done),
+             storage = std::move(storage)](boost::system::error_code ec) mutable {
           if (ec) {
             done(transportError(
                 fmt::format("{} {}: rate limiter wait failed: {}", method, target, ec.message())));
             return;
           }
           self->sendNow(std::move(method), std::move(target), std::move(body),
-                        std::move(content_type), std::move(done));
+                        std::move(content_type), std::move(done), std::move(storage));
         });
   }
 
@@ -253,7 +268,7 @@ struct RestState : std::enable_shared_from_this<RestState> {
   }
 
   void sendNow(std::string method, std::string target, std::string body, std::string content_type,
-               RestClient::Callback done) {
+               RestClient::Callback done, json::storage_ptr storage) {
     auto prepared = prepare(std::move(method), target);
     if (!prepared) {
       done(prepared.error());
@@ -264,14 +279,14 @@ struct RestState : std::enable_shared_from_this<RestState> {
       req.headers.emplace_back("Content-Type", std::move(content_type));
     req.body = std::move(body);
     std::string what = req.method + " " + target;
-    client.send(std::move(req),
-                [what = std::move(what), done = std::move(done)](Result<http::Response> r) {
-                  if (!r) {
-                    done(transportError(fmt::format("{}: {}", what, r.error().message())));
-                    return;
-                  }
-                  done(toResult(what, *r));
-                });
+    client.send(std::move(req), [what = std::move(what), done = std::move(done),
+                                 storage = std::move(storage)](Result<http::Response> r) {
+      if (!r) {
+        done(transportError(fmt::format("{}: {}", what, r.error().message())));
+        return;
+      }
+      done(toResult(what, *r, storage));
+    });
   }
 
   boost::asio::io_context& io;
@@ -319,6 +334,10 @@ http::Client& RestClient::httpClient() const {
   return state_->client;
 }
 
+void RestClient::throttle(std::function<void(boost::system::error_code)> done) {
+  state_->limiter.asyncAcquire(state_->io, std::move(done));
+}
+
 void RestClient::get(const ResourceRef& ref, const GetOptions& options, Callback done) {
   std::string q;
   addQuery(q, "resourceVersion", options.resource_version);
@@ -326,16 +345,71 @@ void RestClient::get(const ResourceRef& ref, const GetOptions& options, Callback
 }
 
 void RestClient::list(const ResourceRef& ref, const ListOptions& o, Callback done) {
-  std::string q;
-  addQuery(q, "labelSelector", o.label_selector);
-  addQuery(q, "fieldSelector", o.field_selector);
-  if (o.limit > 0)
-    addQuery(q, "limit", std::to_string(o.limit));
-  addQuery(q, "continue", o.continue_);
-  addQuery(q, "resourceVersion", o.resource_version);
-  if (o.timeout_seconds)
-    addQuery(q, "timeoutSeconds", std::to_string(*o.timeout_seconds));
-  state_->send("GET", resourcePath(ref) + q, "", "", std::move(done));
+  state_->send("GET", resourcePath(ref) + listQuery(o), "", "", std::move(done), o.storage);
+}
+
+void RestClient::listEach(const ResourceRef& ref, const ListOptions& o,
+                          std::function<bool(const json::value& item)> on_item, Callback done) {
+  std::string target = resourcePath(ref) + listQuery(o);
+  throttle([state = state_, target = std::move(target), on_item = std::move(on_item),
+            done = std::move(done)](boost::system::error_code ec) mutable {
+    std::string what = "GET " + target;
+    if (ec) {
+      done(transportError(fmt::format("{}: rate limiter wait failed: {}", what, ec.message())));
+      return;
+    }
+    auto req = state->prepare("GET", target);
+    if (!req) {
+      done(req.error());
+      return;
+    }
+    // The list streams on a connection of its own; shared by the three callbacks, which run
+    // serially on that connection.
+    struct Listing {
+      explicit Listing(std::function<bool(const json::value&)> sink) : decoder(std::move(sink)) {
+        error.status = 0;  // no answer yet
+      }
+      ListDecoder decoder;
+      http::Response error;  // a non-200 answer, body capped
+      std::string failure;   // why decoding stopped
+    };
+    auto listing = std::make_shared<Listing>(std::move(on_item));
+    state->client.stream(
+        std::move(*req),
+        [listing](int status, const http::Headers& headers) {
+          listing->error.status = status;
+          listing->error.headers = headers;
+          return true;
+        },
+        [listing](std::string_view chunk) {
+          if (listing->error.status != 200) {
+            listing->error.body.append(chunk.substr(0, 65536));
+            return listing->error.body.size() < 65536;
+          }
+          return listing->decoder.feed(chunk, listing->failure);
+        },
+        [listing, what = std::move(what), done = std::move(done)](boost::system::error_code ec) {
+          if (listing->error.status != 0 && listing->error.status != 200) {
+            done(toResult(what, listing->error));
+            return;
+          }
+          if (!listing->failure.empty()) {
+            done(transportError(fmt::format("{}: {}", what, listing->failure)));
+            return;
+          }
+          if (ec) {
+            done(transportError(fmt::format("{}: {}", what, ec.message())));
+            return;
+          }
+          if (!listing->decoder.finish(listing->failure)) {
+            done(transportError(fmt::format("{}: {}", what, listing->failure)));
+            return;
+          }
+          done(listing->decoder.metadata().is_object() ? listing->decoder.metadata()
+                                                       : json::value(json::object()));
+        },
+        state->config.timeout.count() > 0 ? state->config.timeout : std::chrono::seconds(60));
+  });
 }
 
 void RestClient::create(const ResourceRef& ref, json::value body, Callback done,

@@ -160,6 +160,18 @@ struct WatcherState : std::enable_shared_from_this<WatcherState> {
   }
 
   void open() {
+    if (isStopped())
+      return;
+    client.throttle([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec) {
+        KOORD_LOG_WARNING("watch {}: rate limiter wait failed: {}", self->key, ec.message());
+        return;
+      }
+      self->openNow();
+    });
+  }
+
+  void openNow() {
     {
       std::lock_guard lock(mu);
       if (stopped)

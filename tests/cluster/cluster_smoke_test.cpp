@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "cluster_api.h"
 #include "cluster_env.h"
 #include "koord/http/client.h"
 
@@ -23,6 +24,8 @@ using namespace std::chrono_literals;
 namespace json = boost::json;
 using koord::testing::needEnv;
 using koord::testing::readClusterEnv;
+using koord::testing::str;
+using koord::testing::uniqueName;
 
 namespace {
 
@@ -91,24 +94,6 @@ json::value parse(const koord::http::Response& r) {
   if (ec)
     FAIL("response is not JSON (" << ec.message() << "): " << r.body);
   return v;
-}
-
-std::string str(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* cur = &v;
-  for (const char* key : path) {
-    if (!cur->is_object() || !cur->as_object().contains(key))
-      return "";
-    cur = &cur->as_object().at(key);
-  }
-  return cur->is_string() ? std::string(cur->as_string()) : "";
-}
-
-// Names unique per run, so a leftover of an interrupted run never collides.
-std::string uniqueName(const std::string& prefix) {
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  return prefix + "-" + std::to_string(::getpid()) + "-" +
-         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count() %
-                        100000000);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_api.h"
 #include "cluster_env.h"
 #include "koord/kube/kubeconfig.h"
 #include "koord/kube/rest_client.h"
@@ -29,9 +30,14 @@ using koord::kube::PatchType;
 using koord::kube::ResourceRef;
 using koord::kube::RestClient;
 using koord::kube::RestConfig;
+using koord::testing::kNamespaces;
 using koord::testing::needEnv;
+using koord::testing::ok;
 using koord::testing::readClusterEnv;
+using koord::testing::str;
+using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
+using koord::testing::uniqueName;
 
 namespace {
 
@@ -43,78 +49,7 @@ RestConfig kubeconfigConfig() {
   return *c;
 }
 
-// A RestClient whose io_context runs on a thread of its own, so the ...Sync calls can block.
-class Api {
- public:
-  explicit Api(RestConfig config)
-      : guard_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {
-    client_ = std::make_unique<RestClient>(io_, std::move(config));
-  }
-  ~Api() {
-    client_.reset();
-    guard_.reset();
-    io_.stop();
-    thread_.join();
-  }
-  RestClient& operator*() { return *client_; }
-  RestClient* operator->() { return client_.get(); }
-
- private:
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
-  std::thread thread_;
-  std::unique_ptr<RestClient> client_;
-};
-
-std::string uniqueName(const std::string& prefix) {
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  return prefix + "-" + std::to_string(::getpid()) + "-" +
-         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count() %
-                        100000000);
-}
-
-std::string str(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* cur = &v;
-  for (const char* key : path) {
-    if (!cur->is_object() || !cur->as_object().contains(key))
-      return "";
-    cur = &cur->as_object().at(key);
-  }
-  return cur->is_string() ? std::string(cur->as_string()) : "";
-}
-
-// The value of a result the test cannot go on without; the API error otherwise.
-json::value ok(ApiResult<json::value> r, const char* what) {
-  if (!r)
-    FAIL(what << ": " << r.error().code << " " << r.error().reason << ": " << r.error().message);
-  return std::move(*r);
-}
-
-const ResourceRef kNamespaces{"", "v1", "namespaces", "", "", ""};
-
-// A namespace for one test, deleted at the end (the namespace controller removes its content).
-class TestNamespace {
- public:
-  TestNamespace(RestClient& client, const std::string& prefix)
-      : client_(client), name_(uniqueName(prefix)) {
-    ok(client_.createSync(kNamespaces, json::object{{"apiVersion", "v1"},
-                                                    {"kind", "Namespace"},
-                                                    {"metadata", {{"name", name_}}}}),
-       "create namespace");
-  }
-  ~TestNamespace() {
-    auto ref = kNamespaces;
-    ref.name = name_;
-    auto r = client_.removeSync(ref);
-    if (!r)
-      WARN("deleting namespace " << name_ << ": " << r.error().message);
-  }
-  const std::string& name() const { return name_; }
-
- private:
-  RestClient& client_;
-  std::string name_;
-};
+using Api = koord::testing::KubeApi;
 
 json::value configMap(const std::string& name, json::object labels, json::object data) {
   return json::object{{"apiVersion", "v1"},
@@ -180,6 +115,33 @@ TEST_CASE("ConfigMap CRUD, paging, patches and preconditions with a bearer token
     opts.field_selector = "metadata.name=c";
     auto byField = ok(api->listSync(cms, opts), "list by field");
     CHECK(byField.at("items").as_array().size() == 1);
+  }
+
+  SECTION("listEach streams the items one by one and reports the list's metadata") {
+    koord::kube::ListOptions opts;
+    opts.label_selector = "app=koord-test";
+    std::vector<std::string> names;  // touched only by the callbacks, which run serially
+    std::promise<ApiResult<json::value>> done;
+    api->listEach(
+        cms, opts,
+        [&names](const json::value& item) {
+          names.push_back(str(item, {"metadata", "name"}));
+          return true;
+        },
+        [&done](ApiResult<json::value> r) { done.set_value(std::move(r)); });
+    auto md = ok(done.get_future().get(), "listEach");
+    CHECK(names == std::vector<std::string>{"a", "b"});
+    CHECK_FALSE(str(md, {"resourceVersion"}).empty());
+
+    std::promise<ApiResult<json::value>> missing;
+    ResourceRef nowhere{"", "v1", "nosuchthings", ns.name(), "", ""};
+    api->listEach(
+        nowhere, opts, [](const json::value&) { return true; },
+        [&missing](ApiResult<json::value> r) { missing.set_value(std::move(r)); });
+    auto err = missing.get_future().get();
+    REQUIRE_FALSE(err.has_value());
+    CHECK(err.error().code == 404);
+    CHECK(err.error().reason == "NotFound");
   }
 
   SECTION("update is a compare-and-swap on resourceVersion") {
@@ -377,4 +339,59 @@ TEST_CASE("async calls run their callbacks on the io_context", "[cluster]") {
   REQUIRE(f.wait_for(15s) == std::future_status::ready);
   auto v = ok(f.get(), "GET /version");
   CHECK(str(v, {"gitVersion"}) == "v1.20.2");
+}
+
+TEST_CASE("an eviction a PodDisruptionBudget forbids is 429 TooManyRequests", "[cluster]") {
+  Api api(tokenConfig());
+  TestNamespace ns(*api, "koord-rest-evict");
+  ResourceRef pods{"", "v1", "pods", ns.name(), "", ""};
+  json::value pod = json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "guarded"}, {"labels", {{"app", "guarded"}}}}},
+      {"spec",
+       {{"automountServiceAccountToken", false},
+        {"containers", json::array{{{"name", "c"}, {"image", "koord.local/busybox:local"}}}}}}};
+  // A new namespace's default ServiceAccount appears a moment after it; admission waits for it.
+  ApiResult<json::value> created = api->createSync(pods, pod);
+  for (int i = 0; i < 50 && !created && created.error().code == 403; ++i) {
+    std::this_thread::sleep_for(200ms);
+    created = api->createSync(pods, pod);
+  }
+  ok(std::move(created), "create pod");
+  // The apiserver evicts Pending pods whatever the budget says; one that runs (as far as its
+  // status tells) but is never Ready leaves minAvailable 1 with no disruption to allow.
+  auto status = pods;
+  status.name = "guarded";
+  status.subresource = "status";
+  ok(api->patchSync(status, PatchType::kMergePatch,
+                    json::object{{"status", {{"phase", "Running"}}}}),
+     "mark the pod Running");
+  ResourceRef pdbs{"policy", "v1beta1", "poddisruptionbudgets", ns.name(), "", ""};
+  ok(api->createSync(pdbs, json::object{{"apiVersion", "policy/v1beta1"},
+                                        {"kind", "PodDisruptionBudget"},
+                                        {"metadata", {{"name", "guard"}}},
+                                        {"spec",
+                                         {{"minAvailable", 1},
+                                          {"selector", {{"matchLabels", {{"app", "guarded"}}}}}}}}),
+     "create PodDisruptionBudget");
+
+  auto eviction = pods;
+  eviction.name = "guarded";
+  eviction.subresource = "eviction";
+  auto r = api->createSync(eviction, json::object{{"apiVersion", "policy/v1beta1"},
+                                                  {"kind", "Eviction"},
+                                                  {"metadata", {{"name", "guarded"}}}});
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == 429);
+  CHECK(r.error().reason == "TooManyRequests");
+  CHECK(isTooManyRequests(r.error()));
+  CHECK_THAT(r.error().message, Catch::Contains("disruption budget"));
+  // Kubernetes 1.20 sends no Retry-After for a budget (retryAfterSeconds 0), only its
+  // flow-control rejections do; a hint we did not get must not be invented.
+  CHECK_FALSE(r.error().retry_after.has_value());
+  // The pod is still there: the refusal changed nothing.
+  auto still = pods;
+  still.name = "guarded";
+  CHECK(api->getSync(still).has_value());
 }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_api.h"
 #include "cluster_env.h"
 #include "koord/http/client.h"
 #include "koord/kube/rest_client.h"
@@ -32,65 +33,10 @@ using namespace koord::kube;
 
 namespace {
 
-class Api {
- public:
-  explicit Api(RestConfig config)
-      : guard_(boost::asio::make_work_guard(io)), thread_([this] { io.run(); }) {
-    client_ = std::make_unique<RestClient>(io, std::move(config));
-  }
-  ~Api() {
-    client_.reset();
-    guard_.reset();
-    io.stop();
-    thread_.join();
-  }
-  RestClient& operator*() { return *client_; }
-  RestClient* operator->() { return client_.get(); }
-  boost::asio::io_context io;
-
- private:
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
-  std::thread thread_;
-  std::unique_ptr<RestClient> client_;
-};
-
-json::value ok(ApiResult<json::value> r, const char* what) {
-  if (!r)
-    FAIL(what << ": " << r.error().code << " " << r.error().reason << ": " << r.error().message);
-  return std::move(*r);
-}
-
-std::string uniqueName(const std::string& prefix) {
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  return prefix + "-" + std::to_string(::getpid()) + "-" +
-         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count() %
-                        100000000);
-}
-
-const ResourceRef kNamespaces{"", "v1", "namespaces", "", "", ""};
-
-class TestNamespace {
- public:
-  TestNamespace(RestClient& client, const std::string& prefix)
-      : client_(client), name_(uniqueName(prefix)) {
-    ok(client_.createSync(kNamespaces, json::object{{"apiVersion", "v1"},
-                                                    {"kind", "Namespace"},
-                                                    {"metadata", {{"name", name_}}}}),
-       "create namespace");
-  }
-  ~TestNamespace() {
-    auto ref = kNamespaces;
-    ref.name = name_;
-    auto r = client_.removeSync(ref);
-    if (!r)
-      WARN("deleting namespace " << name_ << ": " << r.error().message);
-  }
-  const std::string& name() const { return name_; }
-
- private:
-  RestClient& client_;
-  std::string name_;
-};
+using Api = koord::testing::KubeApi;
+using koord::testing::ok;
+using koord::testing::TestNamespace;
+using koord::testing::uniqueName;
 
 // Events and errors a Watcher delivered, waited on from the test thread.
 struct Recorder {

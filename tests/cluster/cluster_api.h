@@ -1,0 +1,104 @@
+// What the cluster tests share to talk to the test apiserver: a RestClient with an io thread of
+// its own, unique names, a per-test namespace, and helpers that fail the test on API errors.
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "koord/kube/rest_client.h"
+
+namespace koord::testing {
+
+/// A RestClient whose io_context runs on a thread of its own, so the ...Sync calls can block
+/// the test's thread while informers and watchers run on `io`.
+class KubeApi {
+ public:
+  explicit KubeApi(kube::RestConfig config)
+      : guard_(boost::asio::make_work_guard(io)), thread_([this] { io.run(); }) {
+    client_ = std::make_unique<kube::RestClient>(io, std::move(config));
+  }
+  ~KubeApi() {
+    client_.reset();
+    guard_.reset();
+    io.stop();
+    thread_.join();
+  }
+  KubeApi(const KubeApi&) = delete;
+  KubeApi& operator=(const KubeApi&) = delete;
+
+  kube::RestClient& operator*() { return *client_; }
+  kube::RestClient* operator->() { return client_.get(); }
+  boost::asio::io_context io;
+
+ private:
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
+  std::thread thread_;
+  std::unique_ptr<kube::RestClient> client_;
+};
+
+/// Names unique per run, so a leftover of an interrupted run never collides.
+inline std::string uniqueName(const std::string& prefix) {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  return prefix + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count() %
+                        100000000);
+}
+
+/// The string at `path` inside `v`, or "" when any step is missing or not a string.
+inline std::string str(const boost::json::value& v, std::initializer_list<const char*> path) {
+  const boost::json::value* cur = &v;
+  for (const char* key : path) {
+    if (!cur->is_object() || !cur->as_object().contains(key))
+      return "";
+    cur = &cur->as_object().at(key);
+  }
+  return cur->is_string() ? std::string(cur->as_string()) : "";
+}
+
+/// The value of a result the test cannot go on without; fails the test with the API error.
+inline boost::json::value ok(kube::ApiResult<boost::json::value> r, const char* what) {
+  if (!r)
+    FAIL(what << ": " << r.error().code << " " << r.error().reason << ": " << r.error().message);
+  return std::move(*r);
+}
+
+inline const kube::ResourceRef kNamespaces{"", "v1", "namespaces", "", "", ""};
+
+/// A namespace for one test, deleted at the end (the namespace controller removes its content).
+class TestNamespace {
+ public:
+  TestNamespace(kube::RestClient& client, const std::string& prefix)
+      : client_(client), name_(uniqueName(prefix)) {
+    ok(client_.createSync(kNamespaces, boost::json::object{{"apiVersion", "v1"},
+                                                           {"kind", "Namespace"},
+                                                           {"metadata", {{"name", name_}}}}),
+       "create namespace");
+  }
+  ~TestNamespace() {
+    auto ref = kNamespaces;
+    ref.name = name_;
+    auto r = client_.removeSync(ref);
+    if (!r)
+      WARN("deleting namespace " << name_ << ": " << r.error().message);
+  }
+  TestNamespace(const TestNamespace&) = delete;
+  TestNamespace& operator=(const TestNamespace&) = delete;
+  const std::string& name() const { return name_; }
+
+ private:
+  kube::RestClient& client_;
+  std::string name_;
+};
+
+}  // namespace koord::testing

@@ -1,0 +1,351 @@
+// koord::kube::Informer against the real apiserver: initial sync, handlers and indexes, a relist
+// after a forced 410 (etcd compacted while the watch was cut off), and an apiserver restart.
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster_api.h"
+#include "cluster_env.h"
+#include "koord/http/client.h"
+#include "koord/kube/informer.h"
+#include "subprocess.h"
+#include "tcp_relay.h"
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+using namespace koord::kube;
+using koord::testing::KubeApi;
+using koord::testing::ok;
+using koord::testing::TestNamespace;
+using koord::testing::tokenConfig;
+
+namespace {
+
+constexpr const char* kTestLabel = "koord-informer-test";
+
+// What the tests keep of an object: the projection a role would write.
+struct Item {
+  std::string name;
+  std::string namespace_;
+  std::string value;  // data.k (ConfigMap) or the template's label "value" (PodTemplate)
+  std::string tier;   // metadata.labels.tier
+};
+
+std::string field(const json::value& v, std::initializer_list<const char*> path) {
+  return koord::testing::str(v, path);
+}
+
+Expected<Item> projectConfigMap(const json::value& v) {
+  Item it;
+  it.name = field(v, {"metadata", "name"});
+  it.namespace_ = field(v, {"metadata", "namespace"});
+  it.value = field(v, {"data", "k"});
+  it.tier = field(v, {"metadata", "labels", "tier"});
+  if (it.value == "refuse-me")
+    return makeKubeError("data.k: refused by the test projection");
+  return it;
+}
+
+Expected<Item> projectPodTemplate(const json::value& v) {
+  Item it;
+  it.name = field(v, {"metadata", "name"});
+  it.namespace_ = field(v, {"metadata", "namespace"});
+  it.value = field(v, {"template", "metadata", "labels", "value"});
+  it.tier = field(v, {"metadata", "labels", "tier"});
+  return it;
+}
+
+json::value configMap(const std::string& name, const std::string& value, const std::string& tier) {
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", name}, {"labels", {{kTestLabel, "1"}, {"tier", tier}}}}},
+      {"data", {{"k", value}}}};
+}
+
+json::value podTemplate(const std::string& name, const std::string& value) {
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "PodTemplate"},
+      {"metadata", {{"name", name}, {"labels", {{kTestLabel, "1"}}}}},
+      {"template",
+       {{"metadata", {{"labels", {{"value", value}}}}},
+        {"spec",
+         {{"containers", json::array{{{"name", "c"}, {"image", "koord.local/busybox:local"}}}}}}}}};
+}
+
+// What the handlers saw, in order, as "add name", "update name old->new", "delete name".
+struct Journal {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> lines;
+
+  InformerHandlers<Item> handlers() {
+    InformerHandlers<Item> h;
+    h.on_add = [this](const std::string&, const Item& o) { note("add " + o.name); };
+    h.on_update = [this](const std::string&, const Item& a, const Item& b) {
+      note("update " + b.name + " " + a.value + "->" + b.value);
+    };
+    h.on_delete = [this](const std::string&, const Item& o) { note("delete " + o.name); };
+    return h;
+  }
+  void note(std::string line) {
+    std::lock_guard lock(mu);
+    lines.push_back(std::move(line));
+    cv.notify_all();
+  }
+  bool waitFor(const std::string& line, std::chrono::seconds timeout = 30s) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, timeout, [&] {
+      for (const auto& l : lines) {
+        if (l == line)
+          return true;
+      }
+      return false;
+    });
+  }
+  bool has(const std::string& line) {
+    std::lock_guard lock(mu);
+    for (const auto& l : lines) {
+      if (l == line)
+        return true;
+    }
+    return false;
+  }
+};
+
+ReflectorOptions selectTestObjects() {
+  ReflectorOptions o;
+  o.label_selector = std::string(kTestLabel) + "=1";
+  return o;
+}
+
+// key -> value of a fresh list, what the store must equal.
+std::map<std::string, std::string> freshList(RestClient& client, const ResourceRef& ref,
+                                             bool pod_templates) {
+  ListOptions o;
+  o.label_selector = std::string(kTestLabel) + "=1";
+  auto list = ok(client.listSync(ref, o), "list");
+  std::map<std::string, std::string> out;
+  for (const auto& item : list.at("items").as_array()) {
+    auto p = pod_templates ? projectPodTemplate(item) : projectConfigMap(item);
+    REQUIRE(p.has_value());
+    out[p->namespace_ + "/" + p->name] = p->value;
+  }
+  return out;
+}
+
+std::map<std::string, std::string> storeContents(const Informer<Item>& inf) {
+  std::map<std::string, std::string> out;
+  for (const auto& it : inf.store().list())
+    out[it->namespace_ + "/" + it->name] = it->value;
+  return out;
+}
+
+// Polls until the store equals a fresh list (both change only through the test's writes).
+bool converges(RestClient& client, const Informer<Item>& inf, const ResourceRef& ref,
+               bool pod_templates, std::chrono::seconds timeout = 30s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto want = freshList(client, ref, pod_templates);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (storeContents(inf) == want)
+      return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK(storeContents(inf) == want);
+  return false;
+}
+
+// The etcd revision now, from etcd's JSON gateway (the apiserver's resourceVersions are
+// etcd revisions).
+std::int64_t etcdRevision(koord::http::Client& http, const std::string& etcd) {
+  koord::http::ClientRequest req;
+  req.method = "POST";
+  req.url = etcd + "/v3/kv/range";
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = R"({"key":"Lw=="})";  // "/": any key will do, we want the header
+  auto r = http.sendSync(req);
+  REQUIRE(r.has_value());
+  REQUIRE(r->status == 200);
+  auto v = json::parse(r->body);
+  return std::stoll(std::string(v.at("header").at("revision").as_string()));
+}
+
+void compactEtcd(koord::http::Client& http, const std::string& etcd, std::int64_t revision) {
+  koord::http::ClientRequest req;
+  req.method = "POST";
+  req.url = etcd + "/v3/kv/compaction";
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = fmt::format(R"({{"revision":"{}","physical":true}})", revision);
+  auto r = http.sendSync(req);
+  REQUIRE(r.has_value());
+  INFO(r->body);
+  REQUIRE(r->status == 200);
+}
+
+}  // namespace
+
+TEST_CASE("Informer syncs, then follows adds, updates and deletes with its indexes", "[cluster]") {
+  KubeApi api(tokenConfig());
+  TestNamespace ns(*api, "koord-informer");
+  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  for (int i = 0; i < 5; ++i) {
+    ok(api->createSync(cms, configMap("cm-" + std::to_string(i), "v0", i % 2 ? "odd" : "even")),
+       "create");
+  }
+
+  Informer<Item> inf(*api, api.io, cms, projectConfigMap, selectTestObjects());
+  inf.addIndex("tier", [](const Item& it) { return std::vector<std::string>{it.tier}; });
+  inf.addIndex(indexes::kNamespace,
+               [](const Item& it) { return std::vector<std::string>{it.namespace_}; });
+  Journal journal;
+  inf.addHandlers(journal.handlers());
+  CHECK_FALSE(inf.hasSynced());
+  inf.start();
+  REQUIRE(inf.waitForSync(30s));
+  CHECK_THROWS_AS(inf.addHandlers(journal.handlers()), std::logic_error);
+
+  CHECK(inf.store().size() == 5);
+  CHECK(inf.store().byIndex("tier", "even").size() == 3);
+  CHECK(inf.store().byIndex("tier", "odd").size() == 2);
+  CHECK(inf.store().byIndex(indexes::kNamespace, ns.name()).size() == 5);
+  CHECK(inf.store().get(ns.name() + "/cm-3")->value == "v0");
+  for (int i = 0; i < 5; ++i)
+    CHECK(journal.has("add cm-" + std::to_string(i)));
+
+  // Watch: a new object, a change that moves it between index values, a delete.
+  ok(api->createSync(cms, configMap("cm-new", "v0", "odd")), "create");
+  REQUIRE(journal.waitFor("add cm-new"));
+  auto ref = cms;
+  ref.name = "cm-1";
+  ok(api->updateSync(ref, configMap("cm-1", "v1", "even")), "update");
+  REQUIRE(journal.waitFor("update cm-1 v0->v1"));
+  CHECK(inf.store().byIndex("tier", "even").size() == 4);
+  CHECK(inf.store().byIndex("tier", "odd").size() == 2);  // cm-3, cm-new
+  ref.name = "cm-0";
+  ok(api->removeSync(ref), "delete");
+  REQUIRE(journal.waitFor("delete cm-0"));
+  CHECK(inf.store().get(ns.name() + "/cm-0") == nullptr);
+  CHECK(inf.store().byIndex("tier", "even").size() == 3);
+
+  // An object the projection refuses changes nothing and is counted; fixed, it arrives.
+  ok(api->createSync(cms, configMap("cm-bad", "refuse-me", "odd")), "create");
+  ok(api->createSync(cms, configMap("cm-after-bad", "v0", "odd")), "create");
+  REQUIRE(journal.waitFor("add cm-after-bad"));
+  CHECK(inf.projectionErrors() == 1);
+  CHECK(inf.store().get(ns.name() + "/cm-bad") == nullptr);
+  ref.name = "cm-bad";
+  ok(api->updateSync(ref, configMap("cm-bad", "fixed", "odd")), "update");
+  REQUIRE(journal.waitFor("add cm-bad"));
+
+  CHECK(converges(*api, inf, cms, false));
+  CHECK(inf.reflector().listsCompleted() == 1);
+  inf.stop();
+}
+
+TEST_CASE("Informer relists after 410 when etcd was compacted while its watch was cut off",
+          "[cluster]") {
+  auto env = koord::testing::readClusterEnv();
+  const std::string etcd = koord::testing::needEnv(env, "KOORD_ETCD_ENDPOINT");
+  auto config = tokenConfig();
+  const std::string host = config.host;  // https://127.0.0.1:PORT
+  const int port = std::stoi(host.substr(host.rfind(':') + 1));
+  koord::testing::TcpRelay relay("127.0.0.1", port);
+
+  KubeApi api(config);  // direct: the test's own writes
+  auto relayed = config;
+  relayed.host = "https://127.0.0.1:" + std::to_string(relay.port());
+  KubeApi informer_api(relayed);
+
+  TestNamespace ns(*api, "koord-informer-410");
+  ResourceRef pts{"", "v1", "podtemplates", ns.name(), "", ""};
+  for (int i = 0; i < 10; ++i)
+    ok(api->createSync(pts, podTemplate("pt-" + std::to_string(i), "v0")), "create");
+
+  auto options = selectTestObjects();
+  options.page_size = 3;  // the relist after 410 reads etcd in pages
+  Informer<Item> inf(*informer_api, informer_api.io, pts, projectPodTemplate, options);
+  Journal journal;
+  inf.addHandlers(journal.handlers());
+  inf.start();
+  REQUIRE(inf.waitForSync(30s));
+  REQUIRE(inf.store().size() == 10);
+  const auto synced_rv = inf.reflector().lastSyncResourceVersion();
+
+  // The watch is cut off; meanwhile objects go, change and appear, and etcd forgets history.
+  relay.cut();
+  auto ref = pts;
+  for (int i = 0; i < 3; ++i) {
+    ref.name = "pt-" + std::to_string(i);
+    ok(api->removeSync(ref), "delete");
+  }
+  for (int i = 3; i < 6; ++i) {
+    ref.name = "pt-" + std::to_string(i);
+    ok(api->updateSync(ref, podTemplate(ref.name, "v1")), "update");
+  }
+  for (int i = 10; i < 14; ++i)
+    ok(api->createSync(pts, podTemplate("pt-" + std::to_string(i), "v0")), "create");
+  koord::http::Client http(api.io, {});
+  const auto revision = etcdRevision(http, etcd);
+  REQUIRE(revision > std::stoll(synced_rv));
+  compactEtcd(http, etcd, revision);
+
+  relay.restore();
+  REQUIRE(converges(*api, inf, pts, true));
+  CHECK(inf.store().size() == 11);
+  CHECK(inf.reflector().listsCompleted() == 2);
+  for (int i = 0; i < 3; ++i)
+    CHECK(journal.has("delete pt-" + std::to_string(i)));
+  for (int i = 3; i < 6; ++i)
+    CHECK(journal.has("update pt-" + std::to_string(i) + " v0->v1"));
+  for (int i = 10; i < 14; ++i)
+    CHECK(journal.has("add pt-" + std::to_string(i)));
+  // Unchanged objects are not announced again by the relist.
+  CHECK_FALSE(journal.has("update pt-7 v0->v0"));
+
+  // And it keeps watching from the relist's version.
+  ok(api->createSync(pts, podTemplate("pt-after", "v0")), "create");
+  CHECK(journal.waitFor("add pt-after"));
+  inf.stop();
+}
+
+// Run alone (RUN_SERIAL): it restarts the apiserver every other test talks to.
+TEST_CASE("Informer keeps working across an apiserver restart", "[restart]") {
+  const char* cluster_sh = std::getenv("KOORD_CLUSTER_SH");
+  REQUIRE(cluster_sh != nullptr);
+  KubeApi api(tokenConfig());
+  TestNamespace ns(*api, "koord-informer-restart");
+  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  for (int i = 0; i < 3; ++i)
+    ok(api->createSync(cms, configMap("cm-" + std::to_string(i), "v0", "a")), "create");
+
+  Informer<Item> inf(*api, api.io, cms, projectConfigMap, selectTestObjects());
+  Journal journal;
+  inf.addHandlers(journal.handlers());
+  inf.start();
+  REQUIRE(inf.waitForSync(30s));
+  const auto watches_before = inf.reflector().watchesOpened();
+
+  auto restart = koord::testing::run({cluster_sh, "restart-apiserver"}, {}, 120s);
+  INFO(restart.err);
+  REQUIRE(restart.exit_code == 0);
+
+  // Written after the restart: only a watch (or relist) that came back can see them.
+  ok(api->createSync(cms, configMap("cm-after", "v0", "a")), "create after restart");
+  auto ref = cms;
+  ref.name = "cm-0";
+  ok(api->removeSync(ref), "delete after restart");
+  CHECK(journal.waitFor("add cm-after", 60s));
+  CHECK(journal.waitFor("delete cm-0", 60s));
+  CHECK(converges(*api, inf, cms, false));
+  CHECK(inf.reflector().watchesOpened() > watches_before);
+  inf.stop();
+}

@@ -60,7 +60,11 @@ Result<void> writeFileAtomic(const std::string& path, std::string_view content, 
   std::filesystem::path dir = target.parent_path();
   if (dir.empty())
     dir = ".";
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // Built by appending: GCC 12 at -O3 warns falsely (-Wrestrict) on "literal" + std::string.
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmp = (dir / name).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0)
     return lastError();

@@ -234,4 +234,29 @@ std::chrono::system_clock::time_point certNotAfter(std::string_view cert_pem) {
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
+bool servingCertUsable(std::string_view cert_pem, std::string_view key_pem, std::string_view ca_pem,
+                       std::string_view name) {
+  try {
+    X509Ptr cert = parseCert(cert_pem, "parsing certificate");
+    X509Ptr ca = parseCert(ca_pem, "parsing CA certificate");
+    BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+    PkeyPtr key(key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr)
+                        : nullptr);
+    EVP_PKEY* ca_key = X509_get0_pubkey(ca.get());
+    bool ok = key != nullptr && ca_key != nullptr && X509_verify(cert.get(), ca_key) == 1 &&
+              X509_check_private_key(cert.get(), key.get()) == 1;
+    if (ok) {
+      std::string n(name);
+      ok = X509_check_ip_asc(cert.get(), n.c_str(), 0) == 1 ||
+           X509_check_host(cert.get(), n.data(), n.size(), 0, nullptr) == 1;
+    }
+    // A refused certificate leaves reasons on the thread's queue; they must not surface in
+    // the next, unrelated OpenSSL call.
+    detail::drainOpensslErrors();
+    return ok;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
 }  // namespace koord::http

@@ -778,6 +778,10 @@ Client::~Client() {
   state_->shutdown();
 }
 
+void Client::closeIdleConnections() {
+  state_->shutdown();
+}
+
 void Client::send(ClientRequest request, std::function<void(Result<Response>)> done) {
   std::make_shared<detail::Op>(state_, std::move(request), std::move(done))->start();
 }

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -215,6 +216,33 @@ Expected<RestConfig> loadParsed(const YAML::Node& root, const std::string& path,
 }
 
 }  // namespace
+
+std::string encodeBase64(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    std::uint32_t n = (std::uint32_t{static_cast<unsigned char>(in[i])} << 16) |
+                      (std::uint32_t{static_cast<unsigned char>(in[i + 1])} << 8) |
+                      std::uint32_t{static_cast<unsigned char>(in[i + 2])};
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (std::size_t rest = in.size() - i; rest > 0) {
+    std::uint32_t n = std::uint32_t{static_cast<unsigned char>(in[i])} << 16;
+    if (rest == 2)
+      n |= std::uint32_t{static_cast<unsigned char>(in[i + 1])} << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
 
 Expected<std::string> decodeBase64(std::string_view in) {
   auto value = [](char c) -> int {

@@ -185,6 +185,10 @@ http::ClientOptions clientOptions(const RestConfig& c) {
 
 }  // namespace
 
+ApiResult<json::value> decodeApiResponse(const std::string& what, const http::Response& response) {
+  return toResult(what, response);
+}
+
 std::string resourcePath(const ResourceRef& ref) {
   std::string p = ref.group.empty() ? "/api/" + escape(ref.version)
                                     : "/apis/" + escape(ref.group) + "/" + escape(ref.version);
@@ -308,9 +312,15 @@ ApiResult<json::value> blockOn(boost::asio::io_context& io, Start start) {
   if (io.get_executor().running_in_this_thread())
     return transportError(
         "RestClient: a ...Sync call on an io_context thread would deadlock; use the async form");
-  std::promise<ApiResult<json::value>> promise;
-  auto future = promise.get_future();
-  start([&promise](ApiResult<json::value> r) { promise.set_value(std::move(r)); });
+  // Shared with the callback: a caller that gives up (the io_context stopped, so the answer
+  // can never come) must not leave the callback a dangling promise.
+  auto promise = std::make_shared<std::promise<ApiResult<json::value>>>();
+  auto future = promise->get_future();
+  start([promise](ApiResult<json::value> r) { promise->set_value(std::move(r)); });
+  while (future.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (io.stopped())
+      return transportError("RestClient: the io_context stopped before the answer came");
+  }
   return future.get();
 }
 

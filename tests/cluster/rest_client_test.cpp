@@ -395,3 +395,59 @@ TEST_CASE("an eviction a PodDisruptionBudget forbids is 429 TooManyRequests", "[
   still.name = "guarded";
   CHECK(api->getSync(still).has_value());
 }
+
+TEST_CASE("pods/binding assigns a node once; pods/eviction deletes an unguarded pod", "[cluster]") {
+  Api api(tokenConfig());
+  TestNamespace ns(*api, "koord-rest-bind");
+  ResourceRef pods{"", "v1", "pods", ns.name(), "", ""};
+  auto pod = [](const std::string& name) {
+    return json::value(json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"automountServiceAccountToken", false},
+          {"schedulerName", "koord-scheduler"},
+          {"containers", json::array{{{"name", "c"}, {"image", "koord.local/busybox:local"}}}}}}});
+  };
+  ApiResult<json::value> created = api->createSync(pods, pod("bound"));
+  for (int i = 0; i < 50 && !created && created.error().code == 403; ++i) {
+    std::this_thread::sleep_for(200ms);
+    created = api->createSync(pods, pod("bound"));
+  }
+  ok(std::move(created), "create pod");
+  ok(api->createSync(pods, pod("evicted")), "create pod");
+
+  auto binding = pods;
+  binding.name = "bound";
+  binding.subresource = "binding";
+  auto target = [](const std::string& node) {
+    return json::value(json::object{{"apiVersion", "v1"},
+                                    {"kind", "Binding"},
+                                    {"metadata", {{"name", "bound"}}},
+                                    {"target", {{"kind", "Node"}, {"name", node}}}});
+  };
+  ok(api->createSync(binding, target("node-x")), "bind");
+  auto bound = pods;
+  bound.name = "bound";
+  CHECK(str(ok(api->getSync(bound), "get bound pod"), {"spec", "nodeName"}) == "node-x");
+  // A pod is bound once: the second binding is a conflict, as a scheduler racing another sees.
+  auto again = api->createSync(binding, target("node-y"));
+  REQUIRE_FALSE(again.has_value());
+  CHECK(again.error().code == 409);
+  CHECK(isConflict(again.error()));
+
+  auto eviction = pods;
+  eviction.name = "evicted";
+  eviction.subresource = "eviction";
+  ok(api->createSync(eviction, json::object{{"apiVersion", "policy/v1beta1"},
+                                            {"kind", "Eviction"},
+                                            {"metadata", {{"name", "evicted"}}}}),
+     "evict");
+  auto gone = pods;
+  gone.name = "evicted";
+  // Never bound to a node, the pod goes at once rather than after a grace period.
+  auto r = api->getSync(gone);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(isNotFound(r.error()));
+}

@@ -34,4 +34,10 @@ KeyPair generateClientCert(const KeyPair& ca, std::string_view common_name,
 /// not parse.
 std::chrono::system_clock::time_point certNotAfter(std::string_view cert_pem);
 
+/// Whether `cert_pem` is a certificate that `ca_pem` signed, valid for `name` (a DNS name or
+/// an IP address, matched against its subjectAltNames), and whose key is `key_pem`. False, never
+/// a throw, for anything that does not parse: the caller's answer to false is to issue anew.
+bool servingCertUsable(std::string_view cert_pem, std::string_view key_pem, std::string_view ca_pem,
+                       std::string_view name);
+
 }  // namespace koord::http

@@ -105,6 +105,11 @@ class Client {
                       std::function<void(boost::system::error_code)> on_done,
                       std::chrono::milliseconds idle_timeout = std::chrono::milliseconds(0));
 
+  /// Closes the pooled idle connections and pools none from now on (requests still work, their
+  /// connections close after use). For graceful shutdown: an idle keep-alive connection is work
+  /// in flight to the io_context, which would otherwise wait for it until its deadline.
+  void closeIdleConnections();
+
   /// For tests and debugging.
   std::size_t idleConnections() const;
   std::size_t connectionsOpened() const;

@@ -53,5 +53,8 @@ Expected<RestConfig> resolveConfig(const std::string& kubeconfig_flag);
 /// Strict standard base64 (padding required; line breaks and spaces ignored), as Go decodes a
 /// kubeconfig's *-data fields. Exposed for tests.
 Expected<std::string> decodeBase64(std::string_view in);
+/// Standard base64 with padding: how []byte fields (Secret data, caBundle, an admission patch)
+/// travel in JSON.
+std::string encodeBase64(std::string_view in);
 
 }  // namespace koord::kube

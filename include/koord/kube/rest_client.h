@@ -63,6 +63,12 @@ inline bool isTooManyRequests(const ApiError& e) {
   return e.reason == "TooManyRequests";
 }
 
+/// What the verbs make of an HTTP answer: the decoded JSON body on 2xx; otherwise an ApiError
+/// from the body's Status (or client-go's reason for the code), retry_after from the
+/// Retry-After header, else from Status.details.retryAfterSeconds. `what` prefixes messages.
+ApiResult<boost::json::value> decodeApiResponse(const std::string& what,
+                                                const http::Response& response);
+
 /// A resource, a collection of it, or a subresource of one object. The core group is "".
 struct ResourceRef {
   std::string group;

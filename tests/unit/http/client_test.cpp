@@ -174,6 +174,24 @@ TEST_CASE("client: the pool keeps at most max_idle_per_host connections") {
   CHECK(client.idleConnections() == 1);
 }
 
+TEST_CASE("client: closeIdleConnections empties the pool and keeps it empty") {
+  IoThreads loop;
+  Server server(loop.io, localOptions("close-idle"));
+  server.handle("/x", [](const Request&) { return text(200, "x"); });
+  server.start();
+  Client client(loop.io, {});
+  REQUIRE(client.sendSync(get(server.port(), "/x")));
+  REQUIRE(client.idleConnections() == 1);
+  client.closeIdleConnections();
+  CHECK(client.idleConnections() == 0);
+  // Still usable, but nothing is pooled any more: shutdown must not leave a socket behind.
+  auto r = client.sendSync(get(server.port(), "/x"));
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(client.idleConnections() == 0);
+  CHECK(client.connectionsOpened() == 2);
+}
+
 TEST_CASE("client: a pooled connection the server closed is replaced") {
   IoThreads loop;
   auto opts = localOptions("stale");

@@ -12,6 +12,7 @@
 
 namespace fs = std::filesystem;
 using koord::kube::decodeBase64;
+using koord::kube::encodeBase64;
 using koord::kube::inClusterConfig;
 using koord::kube::loadKubeconfig;
 
@@ -86,6 +87,19 @@ TEST_CASE("decodeBase64 is strict standard base64", "[kubeconfig]") {
   CHECK_FALSE(decodeBase64("aGVsbG8gQ0E").has_value());
   CHECK_FALSE(decodeBase64("a*VsbG8gQ0E=").has_value());
   CHECK_FALSE(decodeBase64("Y2=ydA==").has_value());
+}
+
+TEST_CASE("encodeBase64 pads and round-trips every length", "[kubeconfig]") {
+  CHECK(encodeBase64("") == "");
+  CHECK(encodeBase64("c") == "Yw==");
+  CHECK(encodeBase64("ce") == "Y2U=");
+  CHECK(encodeBase64("cert") == "Y2VydA==");
+  CHECK(encodeBase64("hello CA") == "aGVsbG8gQ0E=");
+  std::string bytes;
+  for (int i = 0; i < 256; ++i)
+    bytes += static_cast<char>(i);
+  for (std::size_t n = 0; n <= bytes.size(); n += 37)
+    CHECK(decodeBase64(encodeBase64(bytes.substr(0, n))).value() == bytes.substr(0, n));
 }
 
 TEST_CASE("kubeconfig: the current context with inline data", "[kubeconfig]") {

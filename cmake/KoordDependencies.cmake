@@ -7,4 +7,6 @@ find_package(OpenSSL 3 REQUIRED)
 if(KOORD_BUILD_TESTS)
   find_package(Catch2 2.13 REQUIRED)
   include(Catch)
+  # Tests apply deploy/'s YAML manifests to the real apiserver (tests/testing/yaml_json).
+  find_package(yaml-cpp REQUIRED)
 endif()

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -146,13 +147,36 @@ TEST_CASE("device-daemon --oneshot does not pretend to have written devices", "[
   CHECK_FALSE(std::ifstream(out).good());
 }
 
-TEST_CASE("manager serves /metrics and /healthz, says plainly it is not ready, stops on SIGTERM",
+TEST_CASE("manager without an API server configuration exits 1 saying so", "[cli]") {
+  auto r = run({bin("koord"), "manager", "--kubeconfig=/nonexistent/kubeconfig",
+                "--metrics-addr=127.0.0.1:0", "--health-probe-addr=127.0.0.1:0"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("/nonexistent/kubeconfig") != std::string::npos);
+}
+
+TEST_CASE("manager that cannot reach the API server serves health, stays unready, stops on SIGTERM",
           "[cli]") {
+  // A kubeconfig for a port nothing listens on: the manager must wait and retry, never act.
+  std::string dir =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/koord-cli-manager";
+  std::filesystem::create_directories(dir);
+  int dead_port = koord::testing::freeLoopbackPort();
+  {
+    std::ofstream kc(dir + "/kubeconfig");
+    kc << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+       << "clusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:" << dead_port
+       << "\n    insecure-skip-tls-verify: true\n"
+       << "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
+       << "users:\n- name: u\n  user:\n    token: t\n";
+  }
   int metrics_port = koord::testing::freeLoopbackPort();
   int health_port = koord::testing::freeLoopbackPort();
   koord::testing::Subprocess manager(
-      {bin("koord"), "manager", "--metrics-addr=127.0.0.1:" + std::to_string(metrics_port),
-       "--health-probe-addr=127.0.0.1:" + std::to_string(health_port)});
+      {bin("koord"), "manager", "--kubeconfig=" + dir + "/kubeconfig",
+       "--metrics-addr=127.0.0.1:" + std::to_string(metrics_port),
+       "--health-probe-addr=127.0.0.1:" + std::to_string(health_port)},
+      {{"WEBHOOK_PORT", std::to_string(koord::testing::freeLoopbackPort())},
+       {"WEBHOOK_CERT_DIR", dir + "/certs"}});
   Prober probe;
   auto healthz = probe.waitFor("http://127.0.0.1:" + std::to_string(health_port) + "/healthz");
   REQUIRE(healthz.has_value());
@@ -160,7 +184,7 @@ TEST_CASE("manager serves /metrics and /healthz, says plainly it is not ready, s
   auto readyz = probe.get("http://127.0.0.1:" + std::to_string(health_port) + "/readyz");
   REQUIRE(readyz.has_value());
   CHECK(readyz->status == 503);
-  CHECK(readyz->body.find("not implemented") != std::string::npos);
+  CHECK(readyz->body.find("not synced") != std::string::npos);
   auto metrics = probe.get("http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics");
   REQUIRE(metrics.has_value());
   CHECK(metrics->status == 200);
@@ -172,11 +196,12 @@ TEST_CASE("manager serves /metrics and /healthz, says plainly it is not ready, s
   CHECK(wrong->status == 404);
 
   manager.signal(SIGTERM);
-  auto r = manager.wait(10s);
+  auto r = manager.wait(15s);
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_code == 0);
-  CHECK(r.err.find("not implemented yet") != std::string::npos);
   CHECK(r.err.find("shutting down (SIGTERM)") != std::string::npos);
+  // Nothing but the health servers may have happened: no certificates without the API server.
+  CHECK_FALSE(std::filesystem::exists(dir + "/certs/cert.pem"));
 }
 
 TEST_CASE("a role that cannot bind its address exits 1 naming it", "[cli]") {

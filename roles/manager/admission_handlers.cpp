@@ -1,0 +1,69 @@
+#include "admission_handlers.h"
+
+#include "koord/core/feature_gate.h"
+#include "manager_informers.h"
+#include "manager_options.h"
+#include "webhook/admission_review.h"
+#include "webhook/configmap_validating.h"
+#include "webhook/pod_mutating.h"
+#include "webhook/pod_validating.h"
+
+namespace koord::roles::manager {
+
+namespace wh = koord::manager::webhook;
+
+namespace {
+
+AdmissionHandler bind(wh::Handler handler) {
+  return [handler = std::move(handler)](std::string_view body) {
+    auto r = wh::serve(body, handler);
+    return AdmissionAnswer{r.http_status, std::move(r.body), std::move(r.outcome)};
+  };
+}
+
+}  // namespace
+
+std::map<std::string, AdmissionHandler> admissionHandlers(ManagerInformers& informers,
+                                                          const FeatureGate& gates,
+                                                          const ManagerOptions& options) {
+  std::map<std::string, AdmissionHandler> out;
+  if (gates.enabled("PodMutatingWebhook")) {
+    wh::PodMutatingContext ctx;
+    ctx.profiles = [&informers] { return informers.profiles.store().list(); };
+    ctx.namespace_labels = [&informers](std::string_view name) -> std::optional<kube::Labels> {
+      auto ns = informers.namespaces.store().get(std::string(name));
+      if (!ns)
+        return std::nullopt;
+      return ns->labels;
+    };
+    ctx.priority_class =
+        [&informers](std::string_view name) -> std::optional<wh::PriorityClassInfo> {
+      auto pc = informers.priority_classes.store().get(std::string(name));
+      if (!pc)
+        return std::nullopt;
+      return wh::PriorityClassInfo{pc->value, pc->preemption_policy};
+    };
+    ctx.skip_mutating_resources = gates.enabled("ColocationProfileSkipMutatingResources");
+    out["/mutate-pod"] = bind(wh::podMutatingHandler(std::move(ctx)));
+  }
+  if (gates.enabled("PodValidatingWebhook")) {
+    wh::PodValidatingOptions vo;
+    vo.skip_validating_priority = gates.enabled("ColocationProfileSkipValidatingPriority");
+    out["/validate-pod"] = bind(wh::podValidatingHandler(vo));
+  }
+  if (gates.enabled("ConfigMapValidatingWebhook")) {
+    wh::ConfigMapValidatingOptions co;
+    co.namespace_name = options.config_namespace;
+    co.name = options.slo_config_name;
+    co.nodes = [&informers] {
+      std::vector<std::pair<std::string, kube::Labels>> nodes;
+      for (const auto& n : informers.nodes.store().list())
+        nodes.emplace_back(n->view.name, n->view.labels);
+      return nodes;
+    };
+    out["/validate-configmap"] = bind(wh::configMapValidatingHandler(std::move(co)));
+  }
+  return out;
+}
+
+}  // namespace koord::roles::manager

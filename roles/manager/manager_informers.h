@@ -1,0 +1,62 @@
+// Every informer koord-manager runs, started once and shared by the webhooks (all replicas) and
+// the controllers (the leader): each keeps a compact projection, never whole objects.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "koord/apis/colocation_profile.h"
+#include "koord/apis/node_metric.h"
+#include "koord/kube/informer.h"
+#include "noderesource/node_view.h"
+#include "sloconfig/slo_config_source.h"
+
+namespace koord::roles::manager {
+
+struct NamespaceInfo {
+  std::string name;
+  kube::Labels labels;
+};
+
+struct PriorityClassInfo {
+  std::string name;
+  std::int32_t value = 0;
+  std::string preemption_policy;
+};
+
+/// A NodeSLO's spec as stored, for the nodeslo controller's comparison.
+struct NodeSLOInfo {
+  std::string name;
+  boost::json::value spec;
+};
+
+struct NodeInfo {
+  std::string uid;
+  noderesource::NodeView view;
+};
+
+struct ManagerInformers {
+  ManagerInformers(kube::RestClient& client, boost::asio::io_context& io,
+                   const std::string& config_namespace, const std::string& config_name);
+
+  kube::Informer<NodeInfo> nodes;
+  kube::Informer<noderesource::PodView> pods;
+  kube::Informer<apis::NodeMetric> node_metrics;
+  kube::Informer<NodeSLOInfo> node_slos;
+  kube::Informer<ConfigMapData> slo_config;
+  kube::Informer<apis::ClusterColocationProfile> profiles;
+  kube::Informer<NamespaceInfo> namespaces;
+  kube::Informer<PriorityClassInfo> priority_classes;
+
+  void start();
+  void stop();
+  /// Blocks (not on an io thread) until every informer has listed once; false on timeout.
+  bool waitForSync(std::chrono::milliseconds timeout) const;
+};
+
+}  // namespace koord::roles::manager

@@ -1,0 +1,349 @@
+#include "webhook/admission_review.h"
+
+#include <boost/json.hpp>
+
+#include <array>
+#include <exception>
+
+#include <fmt/format.h>
+
+namespace koord::manager::webhook {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kV1 = "admission.k8s.io/v1";
+constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
+
+// Pods with managedFields nest about 20 deep; Boost.JSON's default of 32 is too tight for CRDs,
+// Go's 10000 too loose for a recursive diff.
+constexpr std::size_t kMaxDepth = 256;
+
+std::string_view kindName(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return "number";
+    case json::kind::string:
+      return "string";
+    case json::kind::array:
+      return "array";
+    case json::kind::object:
+      return "object";
+  }
+  return "value";
+}
+
+kube::Error bad(std::string message) {
+  return kube::makeKubeError(std::move(message));
+}
+
+kube::Error typeError(std::string_view path, std::string_view want, const json::value& got) {
+  return bad(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
+}
+
+const json::value* field(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  return (v == nullptr || v->is_null()) ? nullptr : v;
+}
+
+// An optional string field: absent or null is "".
+kube::Expected<std::string> optionalString(const json::object& o, std::string_view name,
+                                           std::string_view path) {
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return std::string();
+  if (!v->is_string())
+    return typeError(fmt::format("{}.{}", path, name), "string", *v);
+  return std::string(v->get_string());
+}
+
+kube::Expected<std::string> requiredString(const json::object& o, std::string_view name,
+                                           std::string_view path) {
+  auto s = optionalString(o, name, path);
+  if (s && s->empty())
+    return bad(fmt::format("{}.{}: required", path, name));
+  return s;
+}
+
+kube::Expected<Operation> parseOperation(std::string_view s) {
+  if (s == "CREATE")
+    return Operation::kCreate;
+  if (s == "UPDATE")
+    return Operation::kUpdate;
+  if (s == "DELETE")
+    return Operation::kDelete;
+  if (s == "CONNECT")
+    return Operation::kConnect;
+  return bad(fmt::format(
+      "request.operation: unsupported value \"{}\": supported values: \"CREATE\", \"UPDATE\", "
+      "\"DELETE\", \"CONNECT\"",
+      s));
+}
+
+// request.object / request.oldObject: an object when present; `required` when the operation
+// cannot be judged without it.
+kube::Expected<std::optional<json::object>> embeddedObject(const json::object& request,
+                                                           std::string_view name, bool required) {
+  const json::value* v = field(request, name);
+  if (v == nullptr) {
+    if (required)
+      return bad(fmt::format("request.{}: required", name));
+    return std::optional<json::object>();
+  }
+  if (!v->is_object())
+    return typeError(fmt::format("request.{}", name), "object", *v);
+  return std::optional<json::object>(v->get_object());
+}
+
+std::string base64(std::string_view in) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    auto n = (std::uint32_t(std::uint8_t(in[i])) << 16) |
+             (std::uint32_t(std::uint8_t(in[i + 1])) << 8) | std::uint32_t(std::uint8_t(in[i + 2]));
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (std::size_t rest = in.size() - i; rest > 0) {
+    std::uint32_t n = std::uint32_t(std::uint8_t(in[i])) << 16;
+    if (rest == 2)
+      n |= std::uint32_t(std::uint8_t(in[i + 1])) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// The object must be what the resource says: a Pod under "pods", a ConfigMap under
+// "configmaps". controller-runtime's decoder refuses a missing kind too.
+std::optional<std::string> checkKind(const json::object& o, std::string_view path,
+                                     std::string_view want) {
+  const json::value* kind = o.if_contains("kind");
+  if (kind == nullptr || !kind->is_string())
+    return fmt::format("{}.kind: required, want \"{}\"", path, want);
+  if (kind->get_string() != want)
+    return fmt::format("{}.kind: got \"{}\", want \"{}\"", path,
+                       std::string_view(kind->get_string()), want);
+  return std::nullopt;
+}
+
+WebhookResult badRequest(std::string message) {
+  return WebhookResult{400, "text/plain; charset=utf-8", std::move(message) + "\n", "bad_request"};
+}
+
+std::string_view outcomeOf(const AdmissionResponse& r) {
+  if (r.allowed)
+    return r.patch.empty() ? "allowed" : "patched";
+  return r.code >= 500 ? "error" : "denied";
+}
+
+}  // namespace
+
+std::string_view operationName(Operation op) {
+  switch (op) {
+    case Operation::kCreate:
+      return "CREATE";
+    case Operation::kUpdate:
+      return "UPDATE";
+    case Operation::kDelete:
+      return "DELETE";
+    case Operation::kConnect:
+      return "CONNECT";
+  }
+  return "";
+}
+
+AdmissionResponse AdmissionResponse::allow() {
+  return AdmissionResponse{};
+}
+
+AdmissionResponse AdmissionResponse::allowWithPatch(boost::json::array patch) {
+  AdmissionResponse r;
+  r.patch = std::move(patch);
+  return r;
+}
+
+AdmissionResponse AdmissionResponse::deny(std::string message) {
+  AdmissionResponse r;
+  r.allowed = false;
+  r.code = 403;
+  r.reason = "Forbidden";
+  r.message = std::move(message);
+  return r;
+}
+
+AdmissionResponse AdmissionResponse::errored(std::int32_t code, std::string message) {
+  AdmissionResponse r;
+  r.allowed = false;
+  r.code = code;
+  r.message = std::move(message);
+  return r;
+}
+
+kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
+  json::parse_options options;
+  options.max_depth = kMaxDepth;
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec, {}, options);
+  if (ec)
+    return bad(fmt::format("AdmissionReview: not valid JSON: {}", ec.message()));
+  const json::object* review = doc.if_object();
+  if (review == nullptr)
+    return typeError("AdmissionReview", "object", doc);
+
+  AdmissionRequest out;
+  auto api_version = optionalString(*review, "apiVersion", "AdmissionReview");
+  if (!api_version)
+    return api_version.error();
+  if (*api_version != kV1 && *api_version != kV1beta1) {
+    return bad(fmt::format("AdmissionReview.apiVersion: got \"{}\", want \"{}\" or \"{}\"",
+                           *api_version, kV1, kV1beta1));
+  }
+  out.api_version = std::move(*api_version);
+  auto kind = optionalString(*review, "kind", "AdmissionReview");
+  if (!kind)
+    return kind.error();
+  if (*kind != "AdmissionReview")
+    return bad(fmt::format("AdmissionReview.kind: got \"{}\", want \"AdmissionReview\"", *kind));
+
+  const json::value* request_value = field(*review, "request");
+  if (request_value == nullptr)
+    return bad("AdmissionReview.request: required");
+  const json::object* request = request_value->if_object();
+  if (request == nullptr)
+    return typeError("request", "object", *request_value);
+
+  auto uid = requiredString(*request, "uid", "request");
+  if (!uid)
+    return uid.error();
+  out.uid = std::move(*uid);
+
+  auto op = requiredString(*request, "operation", "request");
+  if (!op)
+    return op.error();
+  auto operation = parseOperation(*op);
+  if (!operation)
+    return operation.error();
+  out.operation = *operation;
+
+  const json::value* resource_value = field(*request, "resource");
+  if (resource_value == nullptr)
+    return bad("request.resource: required");
+  const json::object* resource = resource_value->if_object();
+  if (resource == nullptr)
+    return typeError("request.resource", "object", *resource_value);
+  auto resource_name = requiredString(*resource, "resource", "request.resource");
+  if (!resource_name)
+    return resource_name.error();
+  out.resource = std::move(*resource_name);
+
+  auto sub_resource = optionalString(*request, "subResource", "request");
+  if (!sub_resource)
+    return sub_resource.error();
+  out.sub_resource = std::move(*sub_resource);
+  auto ns = optionalString(*request, "namespace", "request");
+  if (!ns)
+    return ns.error();
+  out.namespace_name = std::move(*ns);
+  auto name = optionalString(*request, "name", "request");
+  if (!name)
+    return name.error();
+  out.name = std::move(*name);
+  if (const json::value* dry_run = field(*request, "dryRun")) {
+    if (!dry_run->is_bool())
+      return typeError("request.dryRun", "boolean", *dry_run);
+    out.dry_run = dry_run->get_bool();
+  }
+
+  bool needs_object = out.operation == Operation::kCreate || out.operation == Operation::kUpdate;
+  auto object = embeddedObject(*request, "object", needs_object);
+  if (!object)
+    return object.error();
+  if (*object)
+    out.object = std::move(**object);
+  auto old_object = embeddedObject(*request, "oldObject", out.operation == Operation::kUpdate);
+  if (!old_object)
+    return old_object.error();
+  out.old_object = std::move(*old_object);
+  return out;
+}
+
+std::string encodeAdmissionReview(const AdmissionRequest& request,
+                                  const AdmissionResponse& response) {
+  json::object r;
+  r["uid"] = request.uid;
+  r["allowed"] = response.allowed;
+  if (!response.allowed || response.code != 0 || !response.message.empty()) {
+    json::object status;
+    if (response.code != 0)
+      status["code"] = response.code;
+    if (!response.message.empty())
+      status["message"] = response.message;
+    if (!response.reason.empty())
+      status["reason"] = response.reason;
+    r["status"] = std::move(status);
+  }
+  if (response.allowed && !response.patch.empty()) {
+    r["patchType"] = "JSONPatch";
+    r["patch"] = base64(json::serialize(response.patch));
+  }
+  if (!response.warnings.empty()) {
+    json::array warnings;
+    for (const auto& w : response.warnings)
+      warnings.emplace_back(w);
+    r["warnings"] = std::move(warnings);
+  }
+  json::object review;
+  review["apiVersion"] = request.api_version;
+  review["kind"] = "AdmissionReview";
+  review["response"] = std::move(r);
+  return json::serialize(review);
+}
+
+WebhookResult serve(std::string_view body, const Handler& handler) {
+  try {
+    auto request = decodeAdmissionReview(body);
+    if (!request)
+      return badRequest(request.error().message);
+    AdmissionResponse response;
+    bool ours = request->resource == handler.resource && request->sub_resource.empty();
+    if (ours) {
+      bool has_object =
+          request->operation == Operation::kCreate || request->operation == Operation::kUpdate;
+      if (has_object) {
+        if (auto wrong = checkKind(request->object, "request.object", handler.kind))
+          return badRequest(*wrong);
+      }
+      if (request->old_object) {
+        if (auto wrong = checkKind(*request->old_object, "request.oldObject", handler.kind))
+          return badRequest(*wrong);
+      }
+      try {
+        response = handler.admit(*request);
+      } catch (const std::exception& e) {
+        response = AdmissionResponse::errored(500, fmt::format("internal error: {}", e.what()));
+      }
+    }
+    std::string out = encodeAdmissionReview(*request, response);
+    return WebhookResult{200, "application/json", std::move(out), std::string(outcomeOf(response))};
+  } catch (const std::exception& e) {
+    // Only allocation can fail out here; answer rather than take the server down.
+    return WebhookResult{500, "text/plain; charset=utf-8",
+                         fmt::format("internal error: {}\n", e.what()), "error"};
+  }
+}
+
+}  // namespace koord::manager::webhook

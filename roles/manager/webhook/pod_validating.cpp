@@ -1,0 +1,204 @@
+#include "webhook/pod_validating.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <initializer_list>
+
+#include <fmt/format.h>
+
+#include "koord/apis/extension.h"
+#include "webhook/pod_fields.h"
+
+namespace koord::manager::webhook {
+namespace {
+
+// field.Error's wording (k8s.io/apimachinery/pkg/util/validation/field).
+std::string required(std::string_view path, std::string_view detail) {
+  return fmt::format("{}: Required value: {}", path, detail);
+}
+std::string forbidden(std::string_view path, std::string_view detail) {
+  return fmt::format("{}: Forbidden: {}", path, detail);
+}
+// Go prints the bad value with %q: quoted, with Go's escapes for what is not printable.
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f)
+          out += fmt::format("\\x{:02x}", c);
+        else
+          out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+  return out;
+}
+std::string invalid(std::string_view path, std::string_view value, std::string_view detail) {
+  return fmt::format("{}: Invalid value: {}: {}", path, quoted(value), detail);
+}
+
+const std::string kQoSPath = fmt::format("labels.{}", apis::kLabelPodQoS);
+const std::string kPriorityLabelPath = fmt::format("labels.{}", apis::kLabelPodPriority);
+
+struct PodView {
+  kube::Labels labels;
+  std::optional<std::int32_t> priority;
+  apis::QoSClass qos = apis::QoSClass::kNone;
+  apis::PriorityClass priority_class = apis::PriorityClass::kNone;
+};
+
+kube::Expected<PodView> viewOf(const boost::json::object& pod) {
+  PodView v;
+  auto labels = podStringMap(pod, "labels");
+  if (!labels)
+    return labels.error();
+  v.labels = std::move(*labels);
+  auto priority = podPriority(pod);
+  if (!priority)
+    return priority.error();
+  v.priority = *priority;
+  v.qos = apis::podQoSClassRaw(v.labels);
+  v.priority_class = apis::podPriorityClassRaw(v.labels, v.priority);
+  return v;
+}
+
+std::string labelOr(const kube::Labels& labels, std::string_view key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? std::string() : it->second;
+}
+
+void forbidCombination(const PodView& pod, apis::QoSClass qos,
+                       std::initializer_list<apis::PriorityClass> forbidden_classes,
+                       std::vector<std::string>& out) {
+  if (pod.qos != qos)
+    return;
+  if (std::find(forbidden_classes.begin(), forbidden_classes.end(), pod.priority_class) ==
+      forbidden_classes.end()) {
+    return;
+  }
+  out.push_back(forbidden("Pod", fmt::format("{}={} and priorityClass={} cannot be used in "
+                                             "combination",
+                                             apis::kLabelPodQoS, apis::qosClassName(qos),
+                                             apis::priorityClassName(pod.priority_class))));
+}
+
+}  // namespace
+
+kube::Expected<std::vector<std::string>> validatePod(const boost::json::object& pod,
+                                                     const boost::json::object* old_pod,
+                                                     const PodValidatingOptions& options) {
+  std::vector<std::string> errors;
+  auto view = viewOf(pod);
+  if (!view)
+    return view.error();
+
+  if (old_pod != nullptr) {
+    auto old_view = viewOf(*old_pod);
+    if (!old_view)
+      return old_view.error();
+    // As Koordinator, the parsed classes are compared: an unknown label value reads as none.
+    if (view->qos != old_view->qos) {
+      errors.push_back(invalid(kQoSPath, apis::qosClassName(view->qos), "field is immutable"));
+    }
+    if (view->priority_class != old_view->priority_class) {
+      errors.push_back(invalid("spec.priority", apis::priorityClassName(view->priority_class),
+                               "field is immutable"));
+    }
+    if (!options.skip_validating_priority) {
+      std::string now = labelOr(view->labels, apis::kLabelPodPriority);
+      if (now != labelOr(old_view->labels, apis::kLabelPodPriority))
+        errors.push_back(invalid(kPriorityLabelPath, now, "field is immutable"));
+    }
+  }
+
+  auto requests = podRequests(pod);
+  if (!requests)
+    return requests.error();
+  auto requested = [&](std::string_view name) {
+    auto it = requests->find(name);
+    return it != requests->end() && !it->second.isZero();
+  };
+  if ((requested(apis::kBatchCPU) || requested(apis::kBatchMemory)) &&
+      view->qos != apis::QoSClass::kBE) {
+    errors.push_back(required(
+        kQoSPath, "must specify koordinator QoS BE with koordinator colocation resources"));
+  }
+
+  using apis::PriorityClass;
+  forbidCombination(*view, apis::QoSClass::kBE, {PriorityClass::kNone, PriorityClass::kProd},
+                    errors);
+  forbidCombination(
+      *view, apis::QoSClass::kLSR,
+      {PriorityClass::kNone, PriorityClass::kMid, PriorityClass::kBatch, PriorityClass::kFree},
+      errors);
+
+  if (view->qos == apis::QoSClass::kLSR || view->qos == apis::QoSClass::kLSE) {
+    constexpr std::string_view kRequestsPath = "pod.spec.containers[*].resources.requests";
+    auto it = requests->find("cpu");
+    if (it == requests->end() || it->second.isZero()) {
+      errors.push_back(required(kRequestsPath, "LSR Pod must declare the requested CPUs"));
+    } else if (std::int64_t milli = it->second.milliValue();
+               milli % 1000 != 0 || it->second.value() != milli / 1000) {
+      errors.push_back(invalid(kRequestsPath, it->second.toString(),
+                               "the requested CPUs of LSR Pod must be integer"));
+    }
+  }
+  return errors;
+}
+
+std::string aggregateMessages(const std::vector<std::string>& messages) {
+  std::vector<std::string_view> unique;
+  for (const auto& m : messages) {
+    if (std::find(unique.begin(), unique.end(), m) == unique.end())
+      unique.push_back(m);
+  }
+  if (unique.size() == 1)
+    return std::string(unique.front());
+  std::string out = "[";
+  for (std::size_t i = 0; i < unique.size(); ++i) {
+    if (i > 0)
+      out += ", ";
+    out += unique[i];
+  }
+  out += "]";
+  return out;
+}
+
+Handler podValidatingHandler(PodValidatingOptions options) {
+  Handler h;
+  h.resource = "pods";
+  h.kind = "Pod";
+  h.admit = [options](const AdmissionRequest& request) {
+    if (request.operation != Operation::kCreate && request.operation != Operation::kUpdate)
+      return AdmissionResponse::allow();
+    const boost::json::object* old_pod =
+        request.operation == Operation::kUpdate && request.old_object ? &*request.old_object
+                                                                      : nullptr;
+    auto errors = validatePod(request.object, old_pod, options);
+    if (!errors)
+      return AdmissionResponse::errored(400, errors.error().message);
+    if (errors->empty())
+      return AdmissionResponse::allow();
+    return AdmissionResponse::errored(400, aggregateMessages(*errors));
+  };
+  return h;
+}
+
+}  // namespace koord::manager::webhook

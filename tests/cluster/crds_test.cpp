@@ -1,0 +1,334 @@
+// deploy/'s CRDs and PriorityClasses on the real apiserver that cluster.sh starts: the
+// apiserver accepts the manifests, establishes the CRDs, and objects shaped as koord writes them
+// (NodeMetric status through the subresource, a NodeSLO spec from apis::nodeSLOSpec, a
+// ClusterColocationProfile) come back without losing a field to pruning.
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cluster_api.h"
+#include "cluster_env.h"
+#include "koord/apis/slo_config.h"
+#include "koord/kube/rest_client.h"
+#include "manifests.h"
+#include "yaml_json.h"
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+using koord::kube::ApiResult;
+using koord::kube::PatchType;
+using koord::kube::ResourceRef;
+using koord::testing::deployDir;
+using koord::testing::ok;
+using koord::testing::str;
+using koord::testing::tokenConfig;
+using koord::testing::uniqueName;
+using koord::testing::yamlFileToJson;
+using koord::testing::yamlToJson;
+
+namespace {
+
+using Api = koord::testing::KubeApi;
+
+const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
+const ResourceRef kNodeSLOs{"slo.koordinator.sh", "v1alpha1", "nodeslos", "", "", ""};
+const ResourceRef kProfiles{
+    "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
+const ResourceRef kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", "", "", ""};
+
+ResourceRef named(ResourceRef ref, std::string name) {
+  ref.name = std::move(name);
+  return ref;
+}
+
+// Discovery of a new group can lag Established by a moment; a NotFound is retried briefly.
+ApiResult<json::value> createRetrying(Api& api, const ResourceRef& ref, const json::value& body) {
+  ApiResult<json::value> r = api->createSync(ref, body);
+  for (int i = 0; i < 50 && !r && r.error().code == 404; ++i) {
+    std::this_thread::sleep_for(200ms);
+    r = api->createSync(ref, body);
+  }
+  return r;
+}
+
+// Deletes what a test created, also when a check failed half-way.
+class Cleanup {
+ public:
+  explicit Cleanup(Api& api) : api_(api) {}
+  ~Cleanup() {
+    for (const auto& ref : refs_) {
+      auto r = api_->removeSync(ref);
+      if (!r && !koord::kube::isNotFound(r.error()))
+        WARN("deleting " << ref.resource << "/" << ref.name << ": " << r.error().message);
+    }
+  }
+  Cleanup(const Cleanup&) = delete;
+  Cleanup& operator=(const Cleanup&) = delete;
+  void add(ResourceRef ref) { refs_.push_back(std::move(ref)); }
+
+ private:
+  Api& api_;
+  std::vector<ResourceRef> refs_;
+};
+
+void applyAllCRDs(Api& api) {
+  for (const char* file :
+       {"slo.koordinator.sh_nodemetrics.yaml", "slo.koordinator.sh_nodeslos.yaml",
+        "config.koordinator.sh_clustercolocationprofiles.yaml"}) {
+    koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("YAML manifests convert to the JSON kubectl would send", "[yaml]") {
+  auto docs = yamlToJson(R"(# two documents, one empty
+---
+plain: text
+quoted: "5"
+single: 'true'
+int: 42
+negative: -7
+octal: 0o17
+hex: 0x1f
+float: 1.5
+exp: 1e3
+yes_is_a_string: yes
+bool: false
+nothing: ~
+empty:
+null_word: null
+tagged: !!str 10
+block: |
+  line one
+  line two
+list: [a, 1, "2"]
+anchor: &base {k: v}
+alias: *base
+---
+---
+- x
+)");
+  REQUIRE(docs.size() == 2);
+  const json::object& d = docs[0].as_object();
+  CHECK(d.at("plain") == "text");
+  CHECK(d.at("quoted") == "5");
+  CHECK(d.at("single") == "true");
+  CHECK(d.at("int") == 42);
+  CHECK(d.at("negative") == -7);
+  CHECK(d.at("octal") == 15);
+  CHECK(d.at("hex") == 31);
+  CHECK(d.at("float") == 1.5);
+  CHECK(d.at("exp") == 1000.0);
+  CHECK(d.at("yes_is_a_string") == "yes");  // YAML 1.2, not 1.1
+  CHECK(d.at("bool") == false);
+  CHECK(d.at("nothing").is_null());
+  CHECK(d.at("empty").is_null());
+  CHECK(d.at("null_word").is_null());
+  CHECK(d.at("tagged") == "10");
+  CHECK(d.at("block") == "line one\nline two\n");
+  CHECK(d.at("list") == json::array{"a", 1, "2"});
+  CHECK(d.at("alias") == json::object{{"k", "v"}});
+  CHECK(docs[1] == json::array{"x"});
+  CHECK_THROWS_WITH(yamlToJson("a: [1, 2"), Catch::Contains("malformed YAML"));
+}
+
+TEST_CASE("deploy/crds are accepted, established and keep NodeMetric fields", "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const std::string node = uniqueName("koord-crds-node");
+  auto metric_ref = named(kNodeMetrics, node);
+  json::value metric =
+      json::object{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+                   {"kind", "NodeMetric"},
+                   {"metadata", {{"name", node}}},
+                   {"spec",
+                    {{"metricCollectPolicy",
+                      {{"aggregateDurationSeconds", 300},
+                       {"reportIntervalSeconds", 60},
+                       {"nodeAggregatePolicy", {{"durations", json::array{"5m0s", "10m0s"}}}},
+                       {"nodeMemoryCollectPolicy", "usageWithoutPageCache"}}},
+                     {"notInTheSchema", true}}},
+                   // Ignored on create: status has its own subresource.
+                   {"status", {{"updateTime", "2024-01-01T00:00:00Z"}}}};
+  auto created = ok(createRetrying(api, kNodeMetrics, metric), "create NodeMetric");
+  cleanup.add(metric_ref);
+  CHECK(created.at("spec").at("metricCollectPolicy") ==
+        metric.at("spec").at("metricCollectPolicy"));
+  CHECK_FALSE(created.at("spec").as_object().contains("notInTheSchema"));  // pruned
+  CHECK(str(created, {"status", "updateTime"}).empty());
+
+  json::value status = json::object{
+      {"updateTime", "2024-05-06T07:08:09Z"},
+      {"nodeMetric",
+       {{"nodeUsage", {{"resources", {{"cpu", "2"}, {"memory", "4Gi"}}}}},
+        {"systemUsage", {{"resources", {{"cpu", "300m"}, {"memory", 1073741824}}}}},
+        {"aggregatedNodeUsages",
+         json::array{
+             {{"usage", {{"p90", {{"resources", {{"cpu", "1500m"}}}}}}}, {"duration", "5m0s"}}}},
+        {"numaUsages",
+         json::array{{{"numaNodeID", 0}, {"nodeUsage", {{"resources", {{"cpu", "1"}}}}}}}}}},
+      {"podsMetric",
+       json::array{{{"name", "spark-1"},
+                    {"namespace", "default"},
+                    {"podUsage", {{"resources", {{"cpu", "500m"}, {"memory", "1Gi"}}}}},
+                    {"priority", "koord-batch"},
+                    {"qos", "BE"},
+                    {"extensions", {{"vendor", {{"x", 1}}}}}}}},
+      {"hostApplicationMetric", json::array{{{"name", "nginx"},
+                                             {"usage", {{"resources", {{"cpu", "100m"}}}}},
+                                             {"priority", "koord-prod"},
+                                             {"qos", "LS"}}}},
+      {"prodReclaimableMetric", {{"resource", {{"resources", {{"cpu", "1"}}}}}}},
+      {"prodPeakMetric", {{"resource", {{"resources", {{"memory", "2Gi"}}}}}}}};
+  auto status_ref = metric_ref;
+  status_ref.subresource = "status";
+  auto written =
+      ok(api->patchSync(status_ref, PatchType::kMergePatch, json::object{{"status", status}}),
+         "patch NodeMetric status");
+  CHECK(written.at("status") == status);
+
+  auto read = ok(api->getSync(metric_ref), "get NodeMetric");
+  CHECK(read.at("status") == status);
+  CHECK(read.at("status").at("nodeMetric").at("systemUsage").at("resources").at("memory") ==
+        1073741824);
+  CHECK(read.at("spec").at("metricCollectPolicy") == metric.at("spec").at("metricCollectPolicy"));
+
+  // The schema is enforced, not only kept: an unknown memory policy is Invalid.
+  auto invalid = api->patchSync(
+      metric_ref, PatchType::kMergePatch,
+      json::object{{"spec", {{"metricCollectPolicy", {{"nodeMemoryCollectPolicy", "all"}}}}}});
+  REQUIRE_FALSE(invalid.has_value());
+  CHECK(invalid.error().code == 422);
+}
+
+TEST_CASE("a NodeSLO holds every field of koord's NodeSLO spec", "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  auto config = koord::apis::parseSloControllerConfig({
+      {"resource-qos-config", R"({"clusterStrategy": {"beClass": {
+          "blkioQOS": {"enable": true, "blocks": [{"name": "vg0", "type": "volumegroup",
+                                                   "ioCfg": {"readIOPS": 100}}]},
+          "networkQOS": {"enable": true, "ingressRequest": "50M", "ingressLimit": 80}}}})"},
+      {"system-config",
+       R"({"clusterStrategy": {"totalNetworkBandwidth": "10G", "schedFeatures": {"X": true}}})"},
+  });
+  if (!config)
+    FAIL(config.error().message);
+  json::object spec = koord::apis::nodeSLOSpec(*config, {{"kubernetes.io/os", "linux"}});
+  spec["extensions"] = json::object{{"vendor", {{"deep", {{"er", json::array{1, 2}}}}}}};
+  spec["hostApplications"] = json::array{{{"name", "nginx"},
+                                          {"priority", "koord-prod"},
+                                          {"qos", "LS"},
+                                          {"cgroupPath",
+                                           {{"base", "CgroupRoot"},
+                                            {"parentDir", "host-latency-sensitive/"},
+                                            {"relativePath", "nginx/"}}}}};
+
+  const std::string node = uniqueName("koord-crds-node");
+  auto ref = named(kNodeSLOs, node);
+  json::value slo = json::object{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+                                 {"kind", "NodeSLO"},
+                                 {"metadata", {{"name", node}}},
+                                 {"spec", spec}};
+  ok(createRetrying(api, kNodeSLOs, slo), "create NodeSLO");
+  cleanup.add(ref);
+  auto read = ok(api->getSync(ref), "get NodeSLO");
+  CHECK(read.at("spec") == json::value(spec));
+  CHECK(read.at("spec").at("resourceQOSStrategy").at("beClass").at("cpuQOS").at("groupIdentity") ==
+        -1);
+  CHECK(read.at("spec").at("systemStrategy").at("totalNetworkBandwidth") == "10G");
+
+  // The kubebuilder ranges Koordinator declares are enforced.
+  auto invalid = api->patchSync(
+      ref, PatchType::kMergePatch,
+      json::object{
+          {"spec", {{"resourceUsedThresholdWithBE", {{"cpuSuppressThresholdPercent", 101}}}}}});
+  REQUIRE_FALSE(invalid.has_value());
+  CHECK(invalid.error().code == 422);
+}
+
+TEST_CASE("a ClusterColocationProfile keeps selectors, probability and what it injects",
+          "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const std::string name = uniqueName("koord-crds-profile");
+  auto ref = named(kProfiles, name);
+  json::object spec{
+      {"namespaceSelector", {{"matchLabels", {{"koordinator.sh/enable-colocation", "true"}}}}},
+      {"selector",
+       {{"matchLabels", {{"sparkoperator.k8s.io/launched-by-spark-operator", "true"}}},
+        {"matchExpressions",
+         json::array{{{"key", "app"}, {"operator", "In"}, {"values", json::array{"spark"}}}}}}},
+      {"probability", "50%"},
+      {"qosClass", "BE"},
+      {"priorityClassName", "koord-batch"},
+      {"koordinatorPriority", 1000},
+      {"schedulerName", "koord-scheduler"},
+      {"labels", {{"koordinator.sh/mutated", "true"}}},
+      {"annotations", {{"koordinator.sh/note", "from profile"}}},
+      {"labelKeysMapping", {{"app", "koordinator.sh/app"}}},
+      {"annotationKeysMapping", {{"owner", "koordinator.sh/owner"}}},
+      {"labelSuffixes", {{"tier", "-batch"}}},
+      {"patch",
+       {{"spec", {{"tolerations", json::array{{{"key", "batch"}, {"operator", "Exists"}}}}}}}},
+  };
+  json::value profile = json::object{{"apiVersion", "config.koordinator.sh/v1alpha1"},
+                                     {"kind", "ClusterColocationProfile"},
+                                     {"metadata", {{"name", name}}},
+                                     {"spec", spec}};
+  ok(createRetrying(api, kProfiles, profile), "create ClusterColocationProfile");
+  cleanup.add(ref);
+  auto read = ok(api->getSync(ref), "get ClusterColocationProfile");
+  CHECK(read.at("spec") == json::value(spec));
+  CHECK(read.at("spec").at("probability") == "50%");
+
+  // probability is int-or-string: an integer stays an integer.
+  auto as_int =
+      ok(api->patchSync(ref, PatchType::kMergePatch, json::object{{"spec", {{"probability", 50}}}}),
+         "patch probability");
+  CHECK(as_int.at("spec").at("probability") == 50);
+
+  auto invalid =
+      api->patchSync(ref, PatchType::kMergePatch, json::object{{"spec", {{"qosClass", "GOLD"}}}});
+  REQUIRE_FALSE(invalid.has_value());
+  CHECK(invalid.error().code == 422);
+}
+
+TEST_CASE("deploy/priority-classes.yaml gives Koordinator's four classes", "[cluster]") {
+  Api api(tokenConfig());
+  auto docs = yamlFileToJson(deployDir() + "/priority-classes.yaml");
+  REQUIRE(docs.size() == 4);
+  for (const auto& doc : docs) {
+    // Shared with whatever else runs on this cluster, so left in place afterwards.
+    auto r = api->createSync(kPriorityClasses, doc);
+    if (!r && !koord::kube::isAlreadyExists(r.error()))
+      FAIL("create " << str(doc, {"metadata", "name"}) << ": " << r.error().message);
+  }
+  struct Want {
+    const char* name;
+    std::int64_t value;
+  };
+  for (const auto& want : {Want{"koord-prod", 9000}, Want{"koord-mid", 7000},
+                           Want{"koord-batch", 5000}, Want{"koord-free", 3000}}) {
+    INFO(want.name);
+    auto pc = ok(api->getSync(named(kPriorityClasses, want.name)), "get PriorityClass");
+    CHECK(pc.at("value") == want.value);
+    CHECK(str(pc, {"preemptionPolicy"}) == "PreemptLowerPriority");
+    CHECK_FALSE(str(pc, {"description"}).empty());
+    const json::value* global_default = pc.as_object().if_contains("globalDefault");
+    CHECK((global_default == nullptr || *global_default == false));
+  }
+}

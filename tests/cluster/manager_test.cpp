@@ -1,0 +1,443 @@
+// koord manager end to end against the real apiserver: the apiserver calls its webhooks over TLS
+// (pod mutation by a ClusterColocationProfile, refused pods and ConfigMaps), its controllers
+// turn a NodeMetric into the node's batch allocatable, and a second manager takes over the
+// controllers when the leader is killed.
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <csignal>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "cluster_api.h"
+#include "cluster_env.h"
+#include "koord/kube/leader_election.h"
+#include "koord/kube/quantity.h"
+#include "manifests.h"
+#include "subprocess.h"
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+using koord::kube::ResourceRef;
+using koord::testing::KubeApi;
+using koord::testing::ok;
+using koord::testing::str;
+using koord::testing::TestNamespace;
+using koord::testing::tokenConfig;
+using koord::testing::uniqueName;
+
+namespace {
+
+const ResourceRef kPods{"", "v1", "pods", "", "", ""};
+const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
+const ResourceRef kConfigMaps{"", "v1", "configmaps", "", "", ""};
+const ResourceRef kProfiles{
+    "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
+const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
+const ResourceRef kNodeSLOs{"slo.koordinator.sh", "v1alpha1", "nodeslos", "", "", ""};
+const ResourceRef kMutating{
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "", "", ""};
+const ResourceRef kValidating{
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "", ""};
+
+ResourceRef named(ResourceRef ref, const std::string& name, const std::string& ns = "") {
+  ref.name = name;
+  ref.namespace_ = ns;
+  return ref;
+}
+
+std::string bin() {
+  const char* b = std::getenv("KOORD_BINARY");
+  if (b == nullptr)
+    FAIL("KOORD_BINARY is not set");
+  return b;
+}
+
+// Polls `check` until it holds or `timeout` passes; the last state goes into the failure.
+bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& check) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (check())
+      return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return check();
+}
+
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::int64_t quantityValue(const json::value& obj, std::initializer_list<const char*> path) {
+  std::string q = str(obj, path);
+  if (q.empty())
+    return -1;
+  return koord::kube::Quantity::parse(q).value().value();
+}
+
+// A webhook configuration that only reaches the test's own namespaces, so the Fail policy can
+// never touch another test's pods or ConfigMaps, even while a manager is killed.
+json::object webhook(const std::string& name, const std::string& path, const char* resource,
+                     json::array operations, const std::string& ns_label,
+                     const std::string& ns_value) {
+  return json::object{
+      {"name", name},
+      {"admissionReviewVersions", json::array{"v1", "v1beta1"}},
+      {"clientConfig",
+       json::object{{"service", json::object{{"name", "koordinator-webhook-service"},
+                                             {"namespace", "koordinator-system"},
+                                             {"path", path}}}}},
+      {"failurePolicy", "Fail"},
+      {"sideEffects", "None"},
+      {"timeoutSeconds", 10},
+      {"namespaceSelector", json::object{{"matchLabels", json::object{{ns_label, ns_value}}}}},
+      {"rules", json::array{json::object{{"apiGroups", json::array{""}},
+                                         {"apiVersions", json::array{"v1"}},
+                                         {"operations", std::move(operations)},
+                                         {"resources", json::array{resource}}}}}};
+}
+
+json::object pod(const std::string& name, const std::string& ns, json::object labels,
+                 json::object requests, json::object limits, const std::string& node = "") {
+  json::object spec{
+      {"containers",
+       json::array{json::object{{"name", "main"},
+                                {"image", "busybox"},
+                                {"resources", json::object{{"requests", std::move(requests)},
+                                                           {"limits", std::move(limits)}}}}}}};
+  if (!node.empty())
+    spec["nodeName"] = node;
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", json::object{{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
+      {"spec", std::move(spec)}};
+}
+
+// One koord manager process with its own ports and cert dir.
+struct Manager {
+  int health_port = koord::testing::freeLoopbackPort();
+  int metrics_port = koord::testing::freeLoopbackPort();
+  int webhook_port = koord::testing::freeLoopbackPort();
+  std::unique_ptr<koord::testing::Subprocess> process;
+
+  Manager(const std::string& sys_ns, const std::string& id, const std::string& cert_dir,
+          bool webhooks) {
+    auto env = koord::testing::readClusterEnv();
+    std::vector<std::string> args{
+        bin(),
+        "manager",
+        "--kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
+        "--leader-election-namespace=" + sys_ns,
+        "--config-namespace=" + sys_ns,
+        "--metrics-addr=127.0.0.1:" + std::to_string(metrics_port),
+        "--health-probe-addr=127.0.0.1:" + std::to_string(health_port),
+        webhooks ? "--feature-gates=ConfigMapValidatingWebhook=true"
+                 : "--feature-gates=PodMutatingWebhook=false,PodValidatingWebhook=false",
+        "-v=4"};
+    process = std::make_unique<koord::testing::Subprocess>(
+        args, std::map<std::string, std::optional<std::string>>{
+                  {"WEBHOOK_PORT", std::to_string(webhook_port)},
+                  {"WEBHOOK_HOST", "127.0.0.1"},
+                  {"WEBHOOK_CERT_DIR", cert_dir},
+                  {"POD_NAMESPACE", sys_ns},
+                  {"MUTATING_WEBHOOK_NAME", id + "-mutating"},
+                  {"VALIDATING_WEBHOOK_NAME", id + "-validating"}});
+  }
+};
+
+std::string leaseHolder(koord::kube::RestClient& api, const std::string& ns,
+                        std::int64_t* transitions = nullptr) {
+  auto lease = api.getSync({"coordination.k8s.io", "v1", "leases", ns, "koordinator-manager", ""});
+  if (!lease)
+    return "";
+  if (transitions != nullptr) {
+    const auto* spec = lease->as_object().if_contains("spec");
+    *transitions = spec ? koord::kube::recordFromLeaseSpec(*spec).lease_transitions : 0;
+  }
+  return str(*lease, {"spec", "holderIdentity"});
+}
+
+}  // namespace
+
+TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[cluster][manager]") {
+  KubeApi api(tokenConfig());
+  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyManifestFile(*api, koord::testing::deployDir() + "/priority-classes.yaml");
+
+  const std::string id = uniqueName("koord-e2e");
+  TestNamespace sys(*api, "koord-sys");
+  TestNamespace apps(*api, "koord-apps");
+  TestNamespace work(*api, "koord-work");
+  // Only namespaces carrying the test's label reach its webhooks.
+  for (const auto* ns : {&sys, &apps}) {
+    ok(api->patchSync(named({"", "v1", "namespaces", "", "", ""}, ns->name()),
+                      koord::kube::PatchType::kMergePatch,
+                      json::object{{"metadata", {{"labels", {{"koord-e2e", id}}}}}}),
+       "label namespace");
+  }
+  auto templates = [&](bool mutating) {
+    json::array whs;
+    if (mutating) {
+      whs.push_back(webhook("mpod-create.koordinator.sh", "/mutate-pod", "pods",
+                            json::array{"CREATE"}, "koord-e2e", id));
+    } else {
+      whs.push_back(webhook("vpod.koordinator.sh", "/validate-pod", "pods",
+                            json::array{"CREATE", "UPDATE"}, "koord-e2e", id));
+      whs.push_back(webhook("vconfigmap.koordinator.sh", "/validate-configmap", "configmaps",
+                            json::array{"CREATE", "UPDATE"}, "koord-e2e", id));
+    }
+    return whs;
+  };
+  for (bool mutating : {true, false}) {
+    auto whs = templates(mutating);
+    ok(api->createSync(mutating ? kMutating : kValidating,
+                       json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
+                                    {"kind", mutating ? "MutatingWebhookConfiguration"
+                                                      : "ValidatingWebhookConfiguration"},
+                                    {"metadata",
+                                     {{"name", id + (mutating ? "-mutating" : "-validating")},
+                                      {"annotations", {{"template", json::serialize(whs)}}}}},
+                                    {"webhooks", json::array{}}}),
+       "create webhook configuration");
+  }
+  struct Cleanup {
+    KubeApi& api;
+    std::string id;
+    std::string node;
+    ~Cleanup() {
+      (void)api->removeSync(named(kMutating, id + "-mutating"));
+      (void)api->removeSync(named(kValidating, id + "-validating"));
+      (void)api->removeSync(named(kProfiles, id + "-profile"));
+      (void)api->removeSync(named(kNodes, node));
+      (void)api->removeSync(named(kNodeMetrics, node));
+      (void)api->removeSync(named(kNodeSLOs, node));
+    }
+  } cleanup{api, id, id + "-node"};
+
+  auto tmp = std::filesystem::temp_directory_path() / id;
+  Manager leader(sys.name(), id, (tmp / "a").string(), true);
+  // The first replica alone: it must lead.
+  REQUIRE(eventually(60s, [&] { return !leaseHolder(*api, sys.name()).empty(); }));
+  const std::string first_holder = leaseHolder(*api, sys.name());
+
+  // The manager fills in URL and caBundle; the apiserver then calls it over TLS.
+  REQUIRE(eventually(60s, [&] {
+    auto m = api->getSync(named(kMutating, id + "-mutating"));
+    const auto* whs = m ? m->as_object().if_contains("webhooks") : nullptr;
+    return whs && whs->is_array() && whs->get_array().size() == 1 &&
+           !str(whs->get_array()[0], {"clientConfig", "caBundle"}).empty();
+  }));
+  auto webhook_url =
+      str(api->getSync(named(kMutating, id + "-mutating"))->at("webhooks").as_array()[0],
+          {"clientConfig", "url"});
+  CHECK(webhook_url == "https://127.0.0.1:" + std::to_string(leader.webhook_port) + "/mutate-pod");
+  // The CA's key stays out of the serving Secret.
+  auto serving =
+      ok(api->getSync({"", "v1", "secrets", sys.name(), "koordinator-webhook-certs", ""}),
+         "serving secret");
+  CHECK(serving.at("data").as_object().contains("cert.pem"));
+  CHECK_FALSE(serving.at("data").as_object().contains("ca-key.pem"));
+  auto ca_secret =
+      ok(api->getSync({"", "v1", "secrets", sys.name(), "koordinator-webhook-certs-ca", ""}),
+         "CA secret");
+  CHECK(ca_secret.at("data").as_object().contains("ca-key.pem"));
+
+  ok(api->createSync(
+         kProfiles,
+         json::object{
+             {"apiVersion", "config.koordinator.sh/v1alpha1"},
+             {"kind", "ClusterColocationProfile"},
+             {"metadata", {{"name", id + "-profile"}}},
+             {"spec",
+              {{"namespaceSelector", {{"matchLabels", {{"koord-e2e", id}}}}},
+               {"selector", {{"matchLabels", {{"koordinator.sh/enable-colocation", "true"}}}}},
+               {"qosClass", "BE"},
+               {"priorityClassName", "koord-batch"},
+               {"koordinatorPriority", 1111},
+               {"schedulerName", "koord-scheduler"},
+               {"labels", {{"koordinator.sh/mutated", "true"}}}}}}),
+     "create ClusterColocationProfile");
+
+  // The profile reaches the manager's informer shortly after; dry runs go through admission
+  // without creating anything.
+  auto be_pod = pod("be", apps.name(), {{"koordinator.sh/enable-colocation", "true"}},
+                    {{"cpu", "500m"}, {"memory", "256Mi"}}, {{"cpu", "1"}, {"memory", "512Mi"}});
+  koord::kube::WriteOptions dry;
+  dry.dry_run = true;
+  REQUIRE(eventually(30s, [&] {
+    auto r = api->createSync(named(kPods, "", apps.name()), be_pod, dry);
+    return r && str(*r, {"spec", "schedulerName"}) == "koord-scheduler";
+  }));
+  auto created = ok(api->createSync(named(kPods, "", apps.name()), be_pod), "create BE pod");
+  CHECK(str(created, {"metadata", "labels", "koordinator.sh/qosClass"}) == "BE");
+  CHECK(str(created, {"metadata", "labels", "koordinator.sh/priority"}) == "1111");
+  CHECK(str(created, {"metadata", "labels", "koordinator.sh/mutated"}) == "true");
+  CHECK(str(created, {"spec", "priorityClassName"}) == "koord-batch");
+  CHECK(created.at("spec").at("priority").to_number<std::int64_t>() == 5000);
+  CHECK(str(created, {"spec", "schedulerName"}) == "koord-scheduler");
+  const auto& container = created.at("spec").at("containers").as_array()[0];
+  const auto& requests = container.at("resources").at("requests").as_object();
+  const auto& limits = container.at("resources").at("limits").as_object();
+  CHECK_FALSE(requests.contains("cpu"));
+  CHECK_FALSE(requests.contains("memory"));
+  CHECK_FALSE(limits.contains("cpu"));
+  CHECK(quantityValue(container, {"resources", "requests", "kubernetes.io/batch-cpu"}) == 500);
+  CHECK(quantityValue(container, {"resources", "limits", "kubernetes.io/batch-cpu"}) == 1000);
+  CHECK(quantityValue(container, {"resources", "requests", "kubernetes.io/batch-memory"}) ==
+        256ll << 20);
+  CHECK(quantityValue(container, {"resources", "limits", "kubernetes.io/batch-memory"}) ==
+        512ll << 20);
+  CHECK(str(created, {"metadata", "annotations", "node.koordinator.sh/extended-resource-spec"})
+            .find("kubernetes.io/batch-cpu") != std::string::npos);
+
+  // Refused pods name the rule.
+  auto lsr = api->createSync(
+      named(kPods, "", apps.name()),
+      pod("lsr", apps.name(), {{"koordinator.sh/qosClass", "LSR"}},
+          {{"cpu", "500m"}, {"memory", "64Mi"}}, {{"cpu", "500m"}, {"memory", "64Mi"}}));
+  REQUIRE_FALSE(lsr.has_value());
+  CHECK(lsr.error().message.find("must be integer") != std::string::npos);
+  auto ls_batch = api->createSync(
+      named(kPods, "", apps.name()),
+      pod("ls-batch", apps.name(), {{"koordinator.sh/qosClass", "LS"}},
+          {{"kubernetes.io/batch-cpu", "500"}}, {{"kubernetes.io/batch-cpu", "500"}}));
+  REQUIRE_FALSE(ls_batch.has_value());
+  CHECK(ls_batch.error().message.find("must specify koordinator QoS BE") != std::string::npos);
+
+  // An invalid slo-controller-config is refused; a valid one enables co-location.
+  auto config_map = [&](const std::string& colocation) {
+    return json::object{
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata",
+         {{"name", "slo-controller-config"},
+          {"namespace", sys.name()},
+          {"labels", {{"koordinator.sh/configmap-type", "slo-controller-config"}}}}},
+        {"data", {{"colocation-config", colocation}}}};
+  };
+  auto bad = api->createSync(named(kConfigMaps, "", sys.name()),
+                             config_map(R"({"cpuReclaimThresholdPercent": -1})"));
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("cpuReclaimThresholdPercent") != std::string::npos);
+  ok(api->createSync(named(kConfigMaps, "", sys.name()), config_map(R"({"enable": true})")),
+     "create slo-controller-config");
+
+  // Batch resources: capacity 8 cpu / 20000Mi, allocatable 7500m / 19000Mi.
+  const std::string node = id + "-node";
+  ok(api->createSync(
+         kNodes,
+         json::object{
+             {"apiVersion", "v1"},
+             {"kind", "Node"},
+             {"metadata", {{"name", node}}},
+             {"status",
+              {{"capacity", {{"cpu", "8"}, {"memory", "20000Mi"}, {"pods", "110"}}},
+               {"allocatable", {{"cpu", "7500m"}, {"memory", "19000Mi"}, {"pods", "110"}}}}}}),
+     "create node");
+  REQUIRE(eventually(30s, [&] {
+    auto nm = api->getSync(named(kNodeMetrics, node));
+    return nm && nm->at("spec").at("metricCollectPolicy").at("aggregateDurationSeconds") == 300;
+  }));
+  REQUIRE(eventually(30s, [&] { return api->getSync(named(kNodeSLOs, node)).has_value(); }));
+
+  // An LS pod with a metric, an LS pod without one (its request counts), a batch pod (ignored).
+  ok(api->createSync(named(kPods, "", work.name()),
+                     pod("hp", work.name(), {}, {{"cpu", "2"}, {"memory", "4000Mi"}},
+                         {{"cpu", "2"}, {"memory", "4000Mi"}}, node)),
+     "create hp pod");
+  ok(api->createSync(named(kPods, "", work.name()),
+                     pod("hp-new", work.name(), {}, {{"cpu", "1"}, {"memory", "1000Mi"}},
+                         {{"cpu", "2"}, {"memory", "2000Mi"}}, node)),
+     "create hp-new pod");
+  ok(api->createSync(
+         named(kPods, "", work.name()),
+         pod("batch", work.name(), {{"koordinator.sh/priority-class", "koord-batch"}},
+             {{"cpu", "1"}, {"memory", "1000Mi"}}, {{"cpu", "1"}, {"memory", "1000Mi"}}, node)),
+     "create batch pod");
+  auto report = [&](const std::string& hp_cpu, std::chrono::system_clock::time_point at) {
+    json::object status{
+        {"updateTime", rfc3339(at)},
+        {"nodeMetric",
+         {{"nodeUsage", {{"resources", {{"cpu", "4"}, {"memory", "6000Mi"}}}}},
+          {"systemUsage", {{"resources", {{"cpu", "300m"}, {"memory", "500Mi"}}}}}}},
+        {"podsMetric",
+         json::array{
+             json::object{{"namespace", work.name()},
+                          {"name", "hp"},
+                          {"podUsage", {{"resources", {{"cpu", hp_cpu}, {"memory", "3000Mi"}}}}}},
+             json::object{{"namespace", work.name()},
+                          {"name", "batch"},
+                          {"podUsage", {{"resources", {{"cpu", "900m"}, {"memory", "900Mi"}}}}}}}}};
+    ok(api->patchSync(
+           named({"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", "status"}, node),
+           koord::kube::PatchType::kMergePatch, json::object{{"status", status}}),
+       "report NodeMetric status");
+  };
+  auto batch = [&](const char* which, const char* resource) {
+    auto n = api->getSync(named(kNodes, node));
+    return n ? quantityValue(*n, {"status", which, resource}) : -2;
+  };
+  report("1500m", std::chrono::system_clock::now());
+  // cpu: 8000 - 8000*40% (3200) - max(system 300, reserved 500) - hp usage 1500 - hp-new
+  //      request 1000 = 1800 milli; memory: 20000Mi - 7000Mi - max(500Mi, 1000Mi) - 3000Mi -
+  //      1000Mi = 8000Mi.
+  REQUIRE(eventually(30s, [&] { return batch("allocatable", "kubernetes.io/batch-cpu") == 1800; }));
+  CHECK(batch("capacity", "kubernetes.io/batch-cpu") == 1800);
+  CHECK(batch("allocatable", "kubernetes.io/batch-memory") == 8000ll << 20);
+
+  // A move under resourceDiffThreshold (1700 vs 1800, 5.6%) is not written...
+  report("1600m", std::chrono::system_clock::now());
+  std::this_thread::sleep_for(3s);
+  CHECK(batch("allocatable", "kubernetes.io/batch-cpu") == 1800);
+  // ...one over it is (800 vs 1800).
+  report("2500m", std::chrono::system_clock::now());
+  REQUIRE(eventually(30s, [&] { return batch("allocatable", "kubernetes.io/batch-cpu") == 800; }));
+
+  // A metric older than degradeTimeMinutes (15) takes the batch resources away.
+  report("2500m", std::chrono::system_clock::now() - 20min);
+  REQUIRE(eventually(30s, [&] { return batch("allocatable", "kubernetes.io/batch-cpu") == -1; }));
+  CHECK(batch("capacity", "kubernetes.io/batch-memory") == -1);
+
+  // Leader handover: a second manager waits; the leader is killed; the second takes the Lease
+  // within lease duration + retry period and runs the controllers.
+  Manager standby(sys.name(), id, (tmp / "b").string(), false);
+  std::this_thread::sleep_for(3s);
+  std::int64_t transitions_before = 0;
+  CHECK(leaseHolder(*api, sys.name(), &transitions_before) == first_holder);
+  auto killed_at = std::chrono::steady_clock::now();
+  leader.process->signal(SIGKILL);
+  std::string second_holder;
+  REQUIRE(eventually(40s, [&] {
+    second_holder = leaseHolder(*api, sys.name());
+    return !second_holder.empty() && second_holder != first_holder;
+  }));
+  double handover =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  WARN("handover took " << handover << " s");
+  CHECK(handover <= 15 + 2 + 5);  // lease + retry, with slack for a shared 2-core machine
+  std::int64_t transitions_after = 0;
+  leaseHolder(*api, sys.name(), &transitions_after);
+  CHECK(transitions_after == transitions_before + 1);
+  report("2500m", std::chrono::system_clock::now());
+  REQUIRE(eventually(30s, [&] { return batch("allocatable", "kubernetes.io/batch-cpu") == 800; }));
+
+  standby.process->signal(SIGTERM);
+  auto stopped = standby.process->wait(20s);
+  CHECK_FALSE(stopped.timed_out);
+  INFO("standby's log: " << stopped.err.substr(stopped.err.size() > 4000 ? stopped.err.size() - 4000
+                                                                         : 0));
+  CHECK(stopped.exit_code == 0);
+}

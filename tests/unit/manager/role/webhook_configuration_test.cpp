@@ -1,0 +1,91 @@
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "koord/kube/kubeconfig.h"
+#include "webhookserver/webhook_configuration.h"
+
+namespace json = boost::json;
+using koord::roles::manager::defaultWebhooks;
+using koord::roles::manager::renderWebhooks;
+using koord::roles::manager::WebhookConfigurationOptions;
+
+namespace {
+
+WebhookConfigurationOptions options() {
+  WebhookConfigurationOptions o;
+  o.namespace_ = "koord-ns";
+  o.service_name = "koord-svc";
+  o.served_paths = {"/mutate-pod", "/validate-pod"};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("default webhooks exempt control-plane namespaces and fail closed", "[webhookconfig]") {
+  auto mutating = defaultWebhooks(true);
+  REQUIRE(mutating.size() == 2);
+  CHECK(mutating[0].at("name") == "mpod-create.koordinator.sh");
+  CHECK(mutating[0].at("failurePolicy") == "Fail");
+  CHECK(mutating[0].at("sideEffects") == "None");
+  CHECK(mutating[0].at("namespaceSelector").at("matchExpressions").as_array()[0].at("operator") ==
+        "DoesNotExist");
+  auto validating = defaultWebhooks(false);
+  REQUIRE(validating.size() == 2);
+  CHECK(validating[1].at("clientConfig").at("service").at("path") == "/validate-configmap");
+  CHECK(validating[1].at("objectSelector").at("matchExpressions").as_array()[0].at("key") ==
+        "koordinator.sh/configmap-type");
+}
+
+TEST_CASE("render points service webhooks at our service with the CA bundle", "[webhookconfig]") {
+  auto rendered = renderWebhooks(defaultWebhooks(false), options(), "CA-PEM");
+  REQUIRE(rendered.has_value());
+  // /validate-configmap is not served here (its gate is off), so it is left out.
+  REQUIRE(rendered->size() == 1);
+  const auto& cc = (*rendered)[0].at("clientConfig").as_object();
+  CHECK(cc.at("service").at("namespace") == "koord-ns");
+  CHECK(cc.at("service").at("name") == "koord-svc");
+  CHECK(cc.at("service").at("path") == "/validate-pod");
+  CHECK(koord::kube::decodeBase64(cc.at("caBundle").as_string()).value() == "CA-PEM");
+  // Everything else of the template is kept as written.
+  CHECK((*rendered)[0].at("rules") == defaultWebhooks(false)[0].at("rules"));
+}
+
+TEST_CASE("render with WEBHOOK_HOST turns services into URLs", "[webhookconfig]") {
+  auto o = options();
+  o.host = "127.0.0.1";
+  o.port = 19876;
+  auto rendered = renderWebhooks(defaultWebhooks(true), o, "CA");
+  REQUIRE(rendered.has_value());
+  REQUIRE(rendered->size() == 2);
+  const auto& cc = (*rendered)[1].at("clientConfig").as_object();
+  CHECK_FALSE(cc.contains("service"));
+  CHECK(cc.at("url") == "https://127.0.0.1:19876/mutate-pod");
+  o.host = "::1";
+  rendered = renderWebhooks(defaultWebhooks(true), o, "CA");
+  REQUIRE(rendered.has_value());
+  CHECK((*rendered)[0].at("clientConfig").at("url") == "https://[::1]:19876/mutate-pod");
+}
+
+TEST_CASE("render keeps an operator's URL webhook and reads its path", "[webhookconfig]") {
+  json::array templates{
+      json::object{{"name", "x.example.com"},
+                   {"clientConfig", {{"url", "https://webhook.example.com:8443/validate-pod"}}}}};
+  auto rendered = renderWebhooks(templates, options(), "CA");
+  REQUIRE(rendered.has_value());
+  REQUIRE(rendered->size() == 1);
+  CHECK((*rendered)[0].at("clientConfig").at("url") ==
+        "https://webhook.example.com:8443/validate-pod");
+}
+
+TEST_CASE("render refuses a webhook without a usable clientConfig", "[webhookconfig]") {
+  json::array no_cc{json::object{{"name", "a"}}};
+  auto r = renderWebhooks(no_cc, options(), "CA");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message == "webhooks[0]: no clientConfig");
+  json::array no_path{json::object{{"name", "a"}, {"clientConfig", json::object{}}}};
+  r = renderWebhooks(no_path, options(), "CA");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message == "webhooks[0].clientConfig: neither service.path nor url");
+  json::array not_object{json::value(5)};
+  CHECK_FALSE(renderWebhooks(not_object, options(), "CA").has_value());
+}

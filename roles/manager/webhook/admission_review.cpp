@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "koord/kube/kubeconfig.h"
+
 namespace koord::manager::webhook {
 namespace {
 
@@ -88,9 +90,11 @@ kube::Expected<Operation> parseOperation(std::string_view s) {
 
 // request.object / request.oldObject: an object when present; `required` when the operation
 // cannot be judged without it.
-kube::Expected<std::optional<json::object>> embeddedObject(const json::object& request,
+kube::Expected<std::optional<json::object>> embeddedObject(json::object& request,
                                                            std::string_view name, bool required) {
-  const json::value* v = field(request, name);
+  json::value* v = request.if_contains(name);
+  if (v != nullptr && v->is_null())
+    v = nullptr;
   if (v == nullptr) {
     if (required)
       return bad(fmt::format("request.{}: required", name));
@@ -98,33 +102,8 @@ kube::Expected<std::optional<json::object>> embeddedObject(const json::object& r
   }
   if (!v->is_object())
     return typeError(fmt::format("request.{}", name), "object", *v);
-  return std::optional<json::object>(v->get_object());
-}
-
-std::string base64(std::string_view in) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    auto n = (std::uint32_t(std::uint8_t(in[i])) << 16) |
-             (std::uint32_t(std::uint8_t(in[i + 1])) << 8) | std::uint32_t(std::uint8_t(in[i + 2]));
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (std::size_t rest = in.size() - i; rest > 0) {
-    std::uint32_t n = std::uint32_t(std::uint8_t(in[i])) << 16;
-    if (rest == 2)
-      n |= std::uint32_t(std::uint8_t(in[i + 1])) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
+  // Moved, not copied: it keeps the review's arena alive (see decodeAdmissionReview).
+  return std::optional<json::object>(std::move(v->get_object()));
 }
 
 // The object must be what the resource says: a Pod under "pods", a ConfigMap under
@@ -197,10 +176,13 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
   json::parse_options options;
   options.max_depth = kMaxDepth;
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec, {}, options);
+  // One arena per review: the pod, its mutated copy and the patch are built and freed together
+  // (allocation was most of a review's cost), and the values moved out keep it alive.
+  json::value doc = json::parse(body, ec, json::make_shared_resource<json::monotonic_resource>(),
+                                options);
   if (ec)
     return bad(fmt::format("AdmissionReview: not valid JSON: {}", ec.message()));
-  const json::object* review = doc.if_object();
+  json::object* review = doc.if_object();
   if (review == nullptr)
     return typeError("AdmissionReview", "object", doc);
 
@@ -219,10 +201,12 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
   if (*kind != "AdmissionReview")
     return bad(fmt::format("AdmissionReview.kind: got \"{}\", want \"AdmissionReview\"", *kind));
 
-  const json::value* request_value = field(*review, "request");
+  json::value* request_value = review->if_contains("request");
+  if (request_value != nullptr && request_value->is_null())
+    request_value = nullptr;
   if (request_value == nullptr)
     return bad("AdmissionReview.request: required");
-  const json::object* request = request_value->if_object();
+  json::object* request = request_value->if_object();
   if (request == nullptr)
     return typeError("request", "object", *request_value);
 
@@ -298,7 +282,7 @@ std::string encodeAdmissionReview(const AdmissionRequest& request,
   }
   if (response.allowed && !response.patch.empty()) {
     r["patchType"] = "JSONPatch";
-    r["patch"] = base64(json::serialize(response.patch));
+    r["patch"] = kube::encodeBase64(json::serialize(response.patch));
   }
   if (!response.warnings.empty()) {
     json::array warnings;

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "koord/kube/kubeconfig.h"
+
 namespace koord::manager::webhook::testing {
 
 inline boost::json::value parse(std::string_view text) {
@@ -36,35 +38,9 @@ inline std::string review(std::string_view operation, std::string_view object,
   return out;
 }
 
+// The patch as the API server reads it back; a malformed one fails the test.
 inline std::string base64Decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z')
-      return c - 'A';
-    if (c >= 'a' && c <= 'z')
-      return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-      return c - '0' + 52;
-    if (c == '+')
-      return 62;
-    if (c == '/')
-      return 63;
-    return -1;
-  };
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = value(c);
-    if (v < 0)
-      break;
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xff);
-    }
-  }
-  return out;
+  return koord::kube::decodeBase64(in).value();
 }
 
 }  // namespace koord::manager::webhook::testing

@@ -1,4 +1,5 @@
 #include "koord/apis/colocation_profile.h"
+#include "koord/kube/json_fields.h"
 
 #include <boost/json.hpp>
 
@@ -13,37 +14,9 @@
 namespace koord::apis {
 namespace {
 
+using namespace koord::kube::jsonfields;
+
 namespace json = boost::json;
-
-std::string_view kindName(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return "null";
-    case json::kind::bool_:
-      return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return "number";
-    case json::kind::string:
-      return "string";
-    case json::kind::array:
-      return "array";
-    case json::kind::object:
-      return "object";
-  }
-  return "value";
-}
-
-kube::Error typeError(std::string_view path, std::string_view want, const json::value& got) {
-  return kube::makeKubeError(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
-}
-
-// JSON null reads as absent, as Go's encoding/json leaves the zero value.
-const json::value* field(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return (v == nullptr || v->is_null()) ? nullptr : v;
-}
 
 kube::Expected<std::string> getString(const json::object& o, std::string_view name,
                                       std::string_view path) {

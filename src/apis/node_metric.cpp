@@ -1,4 +1,5 @@
 #include "koord/apis/node_metric.h"
+#include "koord/kube/json_fields.h"
 
 #include <boost/json.hpp>
 
@@ -14,63 +15,10 @@
 namespace koord::apis {
 namespace {
 
+using namespace koord::kube::jsonfields;
+
 namespace json = boost::json;
 using kube::Expected;
-
-std::string_view kindName(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return "null";
-    case json::kind::bool_:
-      return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return "number";
-    case json::kind::string:
-      return "string";
-    case json::kind::array:
-      return "array";
-    case json::kind::object:
-      return "object";
-  }
-  return "value";
-}
-
-kube::Error typeError(std::string_view path, std::string_view want, const json::value& got) {
-  return kube::makeKubeError(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
-}
-
-std::string child(std::string_view path, std::string_view name) {
-  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
-}
-
-// A field of an object, or nullptr when absent; null counts as absent, as for Go's pointers.
-const json::value* field(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return (v == nullptr || v->is_null()) ? nullptr : v;
-}
-
-// The object at `name`, nullptr when absent; an error when it is something else.
-Expected<const json::object*> objectField(const json::object& o, std::string_view name,
-                                          std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return static_cast<const json::object*>(nullptr);
-  if (!v->is_object())
-    return typeError(child(path, name), "object", *v);
-  return &v->get_object();
-}
-
-Expected<std::string> stringField(const json::object& o, std::string_view name,
-                                  std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return std::string();
-  if (!v->is_string())
-    return typeError(child(path, name), "string", *v);
-  return std::string(v->get_string());
-}
 
 Expected<std::optional<std::int64_t>> intField(const json::object& o, std::string_view name,
                                                std::string_view path) {
@@ -81,7 +29,7 @@ Expected<std::optional<std::int64_t>> intField(const json::object& o, std::strin
     return std::optional<std::int64_t>(v->get_int64());
   if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
     return std::optional<std::int64_t>(static_cast<std::int64_t>(v->get_uint64()));
-  return typeError(child(path, name), "int64", *v);
+  return typeError(childPath(path, name), "int64", *v);
 }
 
 Expected<std::chrono::nanoseconds> durationValue(const json::value& v, std::string_view path) {
@@ -103,7 +51,7 @@ Expected<std::vector<T>> eachObject(const json::object& o, std::string_view name
   const json::value* v = field(o, name);
   if (v == nullptr)
     return out;
-  std::string list_path = child(path, name);
+  std::string list_path = childPath(path, name);
   if (!v->is_array())
     return typeError(list_path, "array", *v);
   const json::array& items = v->get_array();
@@ -130,11 +78,11 @@ Expected<kube::ResourceList> resourceMap(const json::object& o, std::string_view
     return obj.error();
   if (*obj == nullptr)
     return kube::ResourceList();
-  std::string map_path = child(path, name);
+  std::string map_path = childPath(path, name);
   const json::value* resources = field(**obj, "resources");
   if (resources == nullptr)
     return kube::ResourceList();
-  return kube::decodeResourceList(*resources, child(map_path, "resources"));
+  return kube::decodeResourceList(*resources, childPath(map_path, "resources"));
 }
 
 Expected<AggregatedUsage> aggregatedUsage(const json::object& o, std::string_view path) {
@@ -143,7 +91,7 @@ Expected<AggregatedUsage> aggregatedUsage(const json::object& o, std::string_vie
   if (!usage)
     return usage.error();
   if (*usage != nullptr) {
-    std::string usage_path = child(path, "usage");
+    std::string usage_path = childPath(path, "usage");
     for (const auto& kv : **usage) {
       std::string_view key = kv.key();
       if (kv.value().is_null())
@@ -153,7 +101,7 @@ Expected<AggregatedUsage> aggregatedUsage(const json::object& o, std::string_vie
         return typeError(item_path, "object", kv.value());
       kube::ResourceList list;
       if (const json::value* r = field(kv.value().get_object(), "resources")) {
-        auto decoded = kube::decodeResourceList(*r, child(item_path, "resources"));
+        auto decoded = kube::decodeResourceList(*r, childPath(item_path, "resources"));
         if (!decoded)
           return decoded.error();
         list = std::move(*decoded);
@@ -162,7 +110,7 @@ Expected<AggregatedUsage> aggregatedUsage(const json::object& o, std::string_vie
     }
   }
   if (const json::value* d = field(o, "duration")) {
-    auto duration = durationValue(*d, child(path, "duration"));
+    auto duration = durationValue(*d, childPath(path, "duration"));
     if (!duration)
       return duration.error();
     out.duration = *duration;
@@ -254,10 +202,10 @@ Expected<NodeMetricCollectPolicy> collectPolicy(const json::object& o, std::stri
   if (!policy)
     return policy.error();
   if (*policy != nullptr) {
-    std::string policy_path = child(path, "nodeAggregatePolicy");
+    std::string policy_path = childPath(path, "nodeAggregatePolicy");
     std::vector<std::chrono::nanoseconds> durations;
     if (const json::value* list = field(**policy, "durations")) {
-      std::string list_path = child(policy_path, "durations");
+      std::string list_path = childPath(policy_path, "durations");
       if (!list->is_array())
         return typeError(list_path, "array", *list);
       for (std::size_t i = 0; i < list->get_array().size(); ++i) {
@@ -271,7 +219,7 @@ Expected<NodeMetricCollectPolicy> collectPolicy(const json::object& o, std::stri
   }
   if (const json::value* memory = field(o, "nodeMemoryCollectPolicy")) {
     if (!memory->is_string())
-      return typeError(child(path, "nodeMemoryCollectPolicy"), "string", *memory);
+      return typeError(childPath(path, "nodeMemoryCollectPolicy"), "string", *memory);
     out.node_memory_collect_policy = std::string(memory->get_string());
   }
   return out;

@@ -13,11 +13,14 @@
 
 #include "koord/core/duration.h"
 #include "koord/kube/decode.h"
+#include "koord/kube/json_fields.h"
 #include "koord/kube/quantity.h"
 
 namespace koord::apis::detail {
 
 namespace json = boost::json;
+using kube::jsonfields::indexPath;
+using kube::jsonfields::kindName;
 
 // How a field's JSON is read, named after the Go type behind it (apis/slo/v1alpha1,
 // apis/configuration), because Go's encoding/json rules per type are what must carry over.
@@ -275,30 +278,6 @@ constexpr std::array kSystemFields{
     kindF("totalNetworkBandwidth", Kind::kQuantity),
 };
 
-std::string_view kindName(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return "null";
-    case json::kind::bool_:
-      return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return "number";
-    case json::kind::string:
-      return "string";
-    case json::kind::array:
-      return "array";
-    case json::kind::object:
-      return "object";
-  }
-  return "value";
-}
-
-std::string indexPath(std::string_view path, std::size_t i) {
-  return fmt::format("{}[{}]", path, i);
-}
-
 const Field* findField(const Schema& schema, std::string_view key) {
   for (const auto& f : schema.fields) {
     if (f.name == key)
@@ -499,12 +478,6 @@ kube::Expected<std::optional<json::value>> normalizeValue(const Field& f, const 
 
 }  // namespace
 
-kube::Error typeError(std::string_view path, std::string_view want, const json::value& got) {
-  if (path.empty())
-    return kube::makeKubeError(fmt::format("expected {}, got {}", want, kindName(got)));
-  return kube::makeKubeError(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
-}
-
 bool equalFold(std::string_view a, std::string_view b) {
   if (a.size() != b.size())
     return false;
@@ -516,12 +489,6 @@ bool equalFold(std::string_view a, std::string_view b) {
       return false;
   }
   return true;
-}
-
-std::string childPath(std::string_view path, std::string_view field) {
-  if (path.empty())
-    return std::string(field);
-  return fmt::format("{}.{}", path, field);
 }
 
 kube::Expected<json::object> normalize(const Schema& schema, const json::object& in,

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "koord/kube/error.h"
+#include "koord/kube/json_fields.h"
 
 namespace koord::apis::detail {
 
@@ -33,13 +34,11 @@ kube::Expected<boost::json::object> normalize(const Schema& schema, const boost:
 /// Both sides are normalised objects of `schema`.
 void merge(boost::json::object& base, const boost::json::object& patch, const Schema& schema);
 
-/// "`path`: expected `want`, got <JSON kind of got>" (without "`path`: " when it is empty).
-kube::Error typeError(std::string_view path, std::string_view want, const boost::json::value& got);
+using kube::jsonfields::typeError;
 
 /// Go's strings.EqualFold for the ASCII names JSON fields have.
 bool equalFold(std::string_view a, std::string_view b);
 
-/// "a.b", or "b" when `path` is empty.
-std::string childPath(std::string_view path, std::string_view field);
+using kube::jsonfields::childPath;
 
 }  // namespace koord::apis::detail

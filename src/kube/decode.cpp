@@ -1,4 +1,5 @@
 #include "koord/kube/decode.h"
+#include "koord/kube/json_fields.h"
 
 #include <boost/json.hpp>
 
@@ -9,44 +10,9 @@
 namespace koord::kube {
 namespace {
 
+using namespace koord::kube::jsonfields;
+
 namespace json = boost::json;
-
-std::string child(std::string_view path, std::string_view field) {
-  return fmt::format("{}.{}", path, field);
-}
-std::string index(std::string_view path, std::size_t i) {
-  return fmt::format("{}[{}]", path, i);
-}
-
-std::string_view kindName(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return "null";
-    case json::kind::bool_:
-      return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return "number";
-    case json::kind::string:
-      return "string";
-    case json::kind::array:
-      return "array";
-    case json::kind::object:
-      return "object";
-  }
-  return "value";
-}
-
-Error typeError(std::string_view path, std::string_view want, const json::value& got) {
-  return makeKubeError(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
-}
-
-// A field of an object, or nullptr when absent; null counts as absent.
-const json::value* field(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return (v == nullptr || v->is_null()) ? nullptr : v;
-}
 
 Expected<std::string> getString(const json::object& o, std::string_view name,
                                 std::string_view path) {
@@ -54,7 +20,7 @@ Expected<std::string> getString(const json::object& o, std::string_view name,
   if (v == nullptr)
     return std::string();
   if (!v->is_string())
-    return typeError(child(path, name), "string", *v);
+    return typeError(childPath(path, name), "string", *v);
   return std::string(v->get_string());
 }
 
@@ -88,7 +54,7 @@ Expected<std::vector<T>> decodeEach(const json::value& v, std::string_view path,
   const json::array& items = v.get_array();
   out.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
-    Expected<T> item = decode(items[i], index(path, i));
+    Expected<T> item = decode(items[i], indexPath(path, i));
     if (!item)
       return item.error();
     out.push_back(std::move(*item));
@@ -112,7 +78,7 @@ Expected<std::vector<std::string>> getStringList(const json::object& o, std::str
   if (v == nullptr)
     return std::vector<std::string>();
   return decodeEach<std::string>(
-      *v, child(path, name), [](const json::value& e, const std::string& ip) {
+      *v, childPath(path, name), [](const json::value& e, const std::string& ip) {
         return e.is_string() ? Expected<std::string>(std::string(e.get_string()))
                              : Expected<std::string>(typeError(ip, "string", e));
       });
@@ -159,7 +125,7 @@ Expected<std::vector<NodeSelectorRequirement>> decodeRequirements(const json::ob
   if (v == nullptr)
     return std::vector<NodeSelectorRequirement>();
   return decodeEachObject<NodeSelectorRequirement>(
-      *v, child(path, name),
+      *v, childPath(path, name),
       [](const json::object& r, const std::string& ip) -> Expected<NodeSelectorRequirement> {
         NodeSelectorRequirement req;
         auto key = getString(r, "key", ip);
@@ -169,7 +135,7 @@ Expected<std::vector<NodeSelectorRequirement>> decodeRequirements(const json::ob
         auto op = getString(r, "operator", ip);
         if (!op)
           return op.error();
-        auto parsed = nodeSelectorOperator(*op, child(ip, "operator"));
+        auto parsed = nodeSelectorOperator(*op, childPath(ip, "operator"));
         if (!parsed)
           return parsed.error();
         req.op = *parsed;
@@ -274,14 +240,14 @@ Expected<LabelSelector> decodeLabelSelector(const json::value& v, std::string_vi
     return typeError(path, "object", v);
   LabelSelector out;
   if (const json::value* ml = field(*o, "matchLabels")) {
-    auto labels = decodeStringMap(*ml, child(path, "matchLabels"));
+    auto labels = decodeStringMap(*ml, childPath(path, "matchLabels"));
     if (!labels)
       return labels.error();
     out.match_labels = std::move(*labels);
   }
   if (const json::value* me = field(*o, "matchExpressions")) {
     auto reqs = decodeEachObject<LabelSelectorRequirement>(
-        *me, child(path, "matchExpressions"),
+        *me, childPath(path, "matchExpressions"),
         [](const json::object& r, const std::string& ip) -> Expected<LabelSelectorRequirement> {
           LabelSelectorRequirement req;
           auto key = getString(r, "key", ip);
@@ -327,7 +293,7 @@ Expected<NodeSelector> decodeNodeSelector(const json::value& v, std::string_view
   if (terms == nullptr)
     return out;
   auto decoded = decodeEach<NodeSelectorTerm>(
-      *terms, child(path, "nodeSelectorTerms"),
+      *terms, childPath(path, "nodeSelectorTerms"),
       [](const json::value& e, const std::string& ip) { return decodeTerm(e, ip); });
   if (!decoded)
     return decoded.error();
@@ -344,18 +310,18 @@ Expected<NodeAffinity> decodeNodeAffinity(const json::value& v, std::string_view
     return typeError(path, "object", v);
   if (const json::value* req = field(*o, "requiredDuringSchedulingIgnoredDuringExecution")) {
     auto selector =
-        decodeNodeSelector(*req, child(path, "requiredDuringSchedulingIgnoredDuringExecution"));
+        decodeNodeSelector(*req, childPath(path, "requiredDuringSchedulingIgnoredDuringExecution"));
     if (!selector)
       return selector.error();
     out.required = std::move(*selector);
   }
   if (const json::value* pref = field(*o, "preferredDuringSchedulingIgnoredDuringExecution")) {
     auto terms = decodeEachObject<PreferredSchedulingTerm>(
-        *pref, child(path, "preferredDuringSchedulingIgnoredDuringExecution"),
+        *pref, childPath(path, "preferredDuringSchedulingIgnoredDuringExecution"),
         [](const json::object& t, const std::string& ip) -> Expected<PreferredSchedulingTerm> {
           PreferredSchedulingTerm term;
           if (const json::value* w = field(t, "weight")) {
-            auto weight = getInt(*w, child(ip, "weight"));
+            auto weight = getInt(*w, childPath(ip, "weight"));
             if (!weight)
               return weight.error();
             if (*weight < INT32_MIN || *weight > INT32_MAX) {
@@ -364,7 +330,7 @@ Expected<NodeAffinity> decodeNodeAffinity(const json::value& v, std::string_view
             term.weight = static_cast<std::int32_t>(*weight);
           }
           if (const json::value* preference = field(t, "preference")) {
-            auto decoded = decodeTerm(*preference, child(ip, "preference"));
+            auto decoded = decodeTerm(*preference, childPath(ip, "preference"));
             if (!decoded)
               return decoded.error();
             term.preference = std::move(*decoded);
@@ -393,7 +359,7 @@ Expected<std::vector<Taint>> decodeTaints(const json::value& v, std::string_view
         auto effect = getString(o, "effect", ip);
         if (!effect)
           return effect.error();
-        auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/false);
+        auto parsed = taintEffect(*effect, childPath(ip, "effect"), /*allow_empty=*/false);
         if (!parsed)
           return parsed.error();
         taint.effect = *parsed;
@@ -428,12 +394,12 @@ Expected<std::vector<Toleration>> decodeTolerations(const json::value& v, std::s
         auto effect = getString(o, "effect", ip);
         if (!effect)
           return effect.error();
-        auto parsed = taintEffect(*effect, child(ip, "effect"), /*allow_empty=*/true);
+        auto parsed = taintEffect(*effect, childPath(ip, "effect"), /*allow_empty=*/true);
         if (!parsed)
           return parsed.error();
         t.effect = *parsed;
         if (const json::value* secs = field(o, "tolerationSeconds")) {
-          auto s = getInt(*secs, child(ip, "tolerationSeconds"));
+          auto s = getInt(*secs, childPath(ip, "tolerationSeconds"));
           if (!s)
             return s.error();
           t.toleration_seconds = *s;

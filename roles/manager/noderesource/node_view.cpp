@@ -11,75 +11,23 @@
 #include <fmt/format.h>
 
 #include "koord/kube/decode.h"
+#include "koord/kube/json_fields.h"
 #include "noderesource/quantity_math.h"
 
 namespace koord::roles::manager::noderesource {
 namespace {
 
+using namespace koord::kube::jsonfields;
+
 namespace json = boost::json;
 using kube::Expected;
-
-std::string_view kindName(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return "null";
-    case json::kind::bool_:
-      return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return "number";
-    case json::kind::string:
-      return "string";
-    case json::kind::array:
-      return "array";
-    case json::kind::object:
-      return "object";
-  }
-  return "value";
-}
-
-kube::Error typeError(std::string_view path, std::string_view want, const json::value& got) {
-  return kube::makeKubeError(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
-}
-
-std::string child(std::string_view path, std::string_view name) {
-  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
-}
-
-// Null counts as absent, as Go's decoder leaves the zero value.
-const json::value* field(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return (v == nullptr || v->is_null()) ? nullptr : v;
-}
-
-// The object at `name`; nullptr when absent, an error when it is something else.
-Expected<const json::object*> objectField(const json::object& o, std::string_view name,
-                                          std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return static_cast<const json::object*>(nullptr);
-  if (!v->is_object())
-    return typeError(child(path, name), "object", *v);
-  return &v->get_object();
-}
-
-Expected<std::string> stringField(const json::object& o, std::string_view name,
-                                  std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return std::string();
-  if (!v->is_string())
-    return typeError(child(path, name), "string", *v);
-  return std::string(v->get_string());
-}
 
 Expected<kube::ResourceList> resourceListField(const json::object& o, std::string_view name,
                                                std::string_view path) {
   const json::value* v = field(o, name);
   if (v == nullptr)
     return kube::ResourceList();
-  return kube::decodeResourceList(*v, child(path, name));
+  return kube::decodeResourceList(*v, childPath(path, name));
 }
 
 std::optional<kube::Quantity> lookup(const kube::ResourceList& list, std::string_view name) {
@@ -111,7 +59,7 @@ Expected<std::vector<Container>> containers(const json::object& spec, std::strin
   const json::value* v = field(spec, name);
   if (v == nullptr)
     return out;
-  std::string list_path = child("spec", name);
+  std::string list_path = childPath("spec", name);
   if (!v->is_array())
     return typeError(list_path, "array", *v);
   const json::array& items = v->get_array();
@@ -126,7 +74,7 @@ Expected<std::vector<Container>> containers(const json::object& spec, std::strin
     if (!resources)
       return resources.error();
     if (*resources != nullptr) {
-      std::string rpath = child(path, "resources");
+      std::string rpath = childPath(path, "resources");
       auto requests = resourceListField(**resources, "requests", rpath);
       if (!requests)
         return requests.error();

@@ -7,10 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "koord/kube/json_fields.h"
 #include "koord/kube/kubeconfig.h"
 
 namespace koord::manager::webhook {
 namespace {
+
+using namespace koord::kube::jsonfields;
 
 namespace json = boost::json;
 
@@ -21,37 +24,8 @@ constexpr std::string_view kV1beta1 = "admission.k8s.io/v1beta1";
 // Go's 10000 too loose for a recursive diff.
 constexpr std::size_t kMaxDepth = 256;
 
-std::string_view kindName(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return "null";
-    case json::kind::bool_:
-      return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return "number";
-    case json::kind::string:
-      return "string";
-    case json::kind::array:
-      return "array";
-    case json::kind::object:
-      return "object";
-  }
-  return "value";
-}
-
 kube::Error bad(std::string message) {
   return kube::makeKubeError(std::move(message));
-}
-
-kube::Error typeError(std::string_view path, std::string_view want, const json::value& got) {
-  return bad(fmt::format("{}: expected {}, got {}", path, want, kindName(got)));
-}
-
-const json::value* field(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return (v == nullptr || v->is_null()) ? nullptr : v;
 }
 
 // An optional string field: absent or null is "".
@@ -178,8 +152,8 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
   boost::system::error_code ec;
   // One arena per review: the pod, its mutated copy and the patch are built and freed together
   // (allocation was most of a review's cost), and the values moved out keep it alive.
-  json::value doc = json::parse(body, ec, json::make_shared_resource<json::monotonic_resource>(),
-                                options);
+  json::value doc =
+      json::parse(body, ec, json::make_shared_resource<json::monotonic_resource>(), options);
   if (ec)
     return bad(fmt::format("AdmissionReview: not valid JSON: {}", ec.message()));
   json::object* review = doc.if_object();

@@ -173,6 +173,26 @@ TEST_CASE("cert: bad input throws runtime_error") {
   CHECK_THROWS_AS(certNotAfter("not a certificate"), std::runtime_error);
 }
 
+TEST_CASE("cert: servingCertUsable checks signer, key and every name") {
+  auto ca = generateCA("usable-ca", std::chrono::hours(24));
+  auto other_ca = generateCA("other-ca", std::chrono::hours(24));
+  auto leaf = generateServingCert(ca, "svc.ns.svc", {"svc.ns.svc", "svc"}, {"127.0.0.1"},
+                                  std::chrono::hours(24));
+  CHECK(servingCertUsable(leaf.cert_pem, leaf.key_pem, ca.cert_pem, "svc.ns.svc"));
+  CHECK(servingCertUsable(leaf.cert_pem, leaf.key_pem, ca.cert_pem, "svc"));
+  CHECK(servingCertUsable(leaf.cert_pem, leaf.key_pem, ca.cert_pem, "127.0.0.1"));
+  // A name it was not issued for, an IP only present as text, another CA, another key.
+  CHECK_FALSE(servingCertUsable(leaf.cert_pem, leaf.key_pem, ca.cert_pem, "other.ns.svc"));
+  CHECK_FALSE(servingCertUsable(leaf.cert_pem, leaf.key_pem, ca.cert_pem, "127.0.0.2"));
+  CHECK_FALSE(servingCertUsable(leaf.cert_pem, leaf.key_pem, other_ca.cert_pem, "svc"));
+  auto second = generateServingCert(ca, "svc", {"svc"}, {}, std::chrono::hours(24));
+  CHECK_FALSE(servingCertUsable(leaf.cert_pem, second.key_pem, ca.cert_pem, "svc"));
+  // Garbage is "not usable", never an exception: the caller then issues a new certificate.
+  CHECK_FALSE(servingCertUsable("not a cert", leaf.key_pem, ca.cert_pem, "svc"));
+  CHECK_FALSE(servingCertUsable(leaf.cert_pem, "not a key", ca.cert_pem, "svc"));
+  CHECK_FALSE(servingCertUsable(leaf.cert_pem, leaf.key_pem, "", "svc"));
+}
+
 TEST_CASE("file_util: writeFileAtomic replaces the file whole and sets its mode") {
   TempDir dir;
   auto path = dir.file("secret.key");

@@ -20,12 +20,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <functional>
-#include <optional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -199,9 +199,9 @@ int main(int argc, char** argv) {
     std::size_t bytes = 0;
     for (int i = 0; i < n; ++i)
       bytes += wh::serve(body, handler).body.size();
-    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                    .count() /
-                n;
+    double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        n;
     std::printf("admission logic alone: %.1f us per review (%zu bytes answered)\n", us, bytes / n);
   }
   // --trivial answers a fixed review: the HTTP and TLS stack's own cost, for comparison.
@@ -340,10 +340,10 @@ int main(int argc, char** argv) {
   std::printf("from send to answer: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n",
               pct_of(service_ms, 0.5), pct_of(service_ms, 0.9), pct_of(service_ms, 0.99),
               service_ms.back());
-  std::printf("server CPU: %.2f s over %.1f s wall (%.1f us per request); %zu connections; "
-              "load generator's io thread %.1f%% CPU\n",
-              cpu, wall, 1e6 * cpu / total, client.connectionsOpened(),
-              100.0 * client_cpu / wall);
+  std::printf(
+      "server CPU: %.2f s over %.1f s wall (%.1f us per request); %zu connections; "
+      "load generator's io thread %.1f%% CPU\n",
+      cpu, wall, 1e6 * cpu / total, client.connectionsOpened(), 100.0 * client_cpu / wall);
 
   if (std::getenv("KOORD_BENCH_METRICS") != nullptr)
     std::printf("%s", registry.render().c_str());

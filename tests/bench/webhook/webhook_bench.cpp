@@ -48,6 +48,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 void pin(int cpu) {
+  // KOORD_BENCH_NOPIN=1 leaves placement to the scheduler, to tell pinning effects apart.
+  if (std::getenv("KOORD_BENCH_NOPIN") != nullptr)
+    return;
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu % std::max(1u, std::thread::hardware_concurrency()), &set);

@@ -14,16 +14,6 @@ using namespace koord::kube::jsonfields;
 
 namespace json = boost::json;
 
-Expected<std::string> getString(const json::object& o, std::string_view name,
-                                std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return std::string();
-  if (!v->is_string())
-    return typeError(childPath(path, name), "string", *v);
-  return std::string(v->get_string());
-}
-
 Expected<std::int64_t> getInt(const json::value& v, std::string_view path) {
   // Go's encoding/json refuses 1.0 or 1e3 for an integer field; so does this.
   if (v.is_int64())
@@ -128,11 +118,11 @@ Expected<std::vector<NodeSelectorRequirement>> decodeRequirements(const json::ob
       *v, childPath(path, name),
       [](const json::object& r, const std::string& ip) -> Expected<NodeSelectorRequirement> {
         NodeSelectorRequirement req;
-        auto key = getString(r, "key", ip);
+        auto key = stringField(r, "key", ip);
         if (!key)
           return key.error();
         req.key = std::move(*key);
-        auto op = getString(r, "operator", ip);
+        auto op = stringField(r, "operator", ip);
         if (!op)
           return op.error();
         auto parsed = nodeSelectorOperator(*op, childPath(ip, "operator"));
@@ -250,11 +240,11 @@ Expected<LabelSelector> decodeLabelSelector(const json::value& v, std::string_vi
         *me, childPath(path, "matchExpressions"),
         [](const json::object& r, const std::string& ip) -> Expected<LabelSelectorRequirement> {
           LabelSelectorRequirement req;
-          auto key = getString(r, "key", ip);
+          auto key = stringField(r, "key", ip);
           if (!key)
             return key.error();
           req.key = std::move(*key);
-          auto op = getString(r, "operator", ip);
+          auto op = stringField(r, "operator", ip);
           if (!op)
             return op.error();
           if (*op == "In") {
@@ -348,15 +338,15 @@ Expected<std::vector<Taint>> decodeTaints(const json::value& v, std::string_view
   return decodeEachObject<Taint>(
       v, path, [](const json::object& o, const std::string& ip) -> Expected<Taint> {
         Taint taint;
-        auto key = getString(o, "key", ip);
+        auto key = stringField(o, "key", ip);
         if (!key)
           return key.error();
         taint.key = std::move(*key);
-        auto value = getString(o, "value", ip);
+        auto value = stringField(o, "value", ip);
         if (!value)
           return value.error();
         taint.value = std::move(*value);
-        auto effect = getString(o, "effect", ip);
+        auto effect = stringField(o, "effect", ip);
         if (!effect)
           return effect.error();
         auto parsed = taintEffect(*effect, childPath(ip, "effect"), /*allow_empty=*/false);
@@ -371,11 +361,11 @@ Expected<std::vector<Toleration>> decodeTolerations(const json::value& v, std::s
   return decodeEachObject<Toleration>(
       v, path, [](const json::object& o, const std::string& ip) -> Expected<Toleration> {
         Toleration t;
-        auto key = getString(o, "key", ip);
+        auto key = stringField(o, "key", ip);
         if (!key)
           return key.error();
         t.key = std::move(*key);
-        auto op = getString(o, "operator", ip);
+        auto op = stringField(o, "operator", ip);
         if (!op)
           return op.error();
         if (op->empty() || *op == "Equal") {
@@ -387,11 +377,11 @@ Expected<std::vector<Toleration>> decodeTolerations(const json::value& v, std::s
               "{}.operator: unsupported value \"{}\": supported values: \"Equal\", \"Exists\"", ip,
               *op));
         }
-        auto value = getString(o, "value", ip);
+        auto value = stringField(o, "value", ip);
         if (!value)
           return value.error();
         t.value = std::move(*value);
-        auto effect = getString(o, "effect", ip);
+        auto effect = stringField(o, "effect", ip);
         if (!effect)
           return effect.error();
         auto parsed = taintEffect(*effect, childPath(ip, "effect"), /*allow_empty=*/true);

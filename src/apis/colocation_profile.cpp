@@ -18,16 +18,6 @@ using namespace koord::kube::jsonfields;
 
 namespace json = boost::json;
 
-kube::Expected<std::string> getString(const json::object& o, std::string_view name,
-                                      std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return std::string();
-  if (!v->is_string())
-    return typeError(fmt::format("{}.{}", path, name), "string", *v);
-  return std::string(v->get_string());
-}
-
 // Go's int32 fields refuse fractions and out-of-range values; so does this.
 kube::Expected<std::int32_t> getInt32(const json::value& v, std::string_view path) {
   constexpr std::int64_t kMin = std::numeric_limits<std::int32_t>::min();
@@ -106,7 +96,7 @@ kube::Expected<void> decodeSpec(const json::object& spec, ClusterColocationProfi
     out.probability_percent = *percent;
   }
 
-  auto qos = getString(spec, "qosClass", kPath);
+  auto qos = stringField(spec, "qosClass", kPath);
   if (!qos)
     return qos.error();
   if (!qos->empty() && qosClassByName(*qos) == QoSClass::kNone) {
@@ -117,7 +107,7 @@ kube::Expected<void> decodeSpec(const json::object& spec, ClusterColocationProfi
   }
   out.qos_class = std::move(*qos);
 
-  auto priority_class = getString(spec, "priorityClassName", kPath);
+  auto priority_class = stringField(spec, "priorityClassName", kPath);
   if (!priority_class)
     return priority_class.error();
   out.priority_class_name = std::move(*priority_class);
@@ -144,7 +134,7 @@ kube::Expected<void> decodeSpec(const json::object& spec, ClusterColocationProfi
     *m.target = std::move(*decoded);
   }
 
-  auto scheduler = getString(spec, "schedulerName", kPath);
+  auto scheduler = stringField(spec, "schedulerName", kPath);
   if (!scheduler)
     return scheduler.error();
   out.scheduler_name = std::move(*scheduler);
@@ -170,7 +160,7 @@ kube::Expected<ClusterColocationProfile> decodeClusterColocationProfile(
     const json::object* m = meta->if_object();
     if (m == nullptr)
       return typeError("metadata", "object", *meta);
-    auto name = getString(*m, "name", "metadata");
+    auto name = stringField(*m, "name", "metadata");
     if (!name)
       return name.error();
     out.name = std::move(*name);

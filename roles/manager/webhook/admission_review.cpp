@@ -28,20 +28,9 @@ kube::Error bad(std::string message) {
   return kube::makeKubeError(std::move(message));
 }
 
-// An optional string field: absent or null is "".
-kube::Expected<std::string> optionalString(const json::object& o, std::string_view name,
-                                           std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return std::string();
-  if (!v->is_string())
-    return typeError(fmt::format("{}.{}", path, name), "string", *v);
-  return std::string(v->get_string());
-}
-
 kube::Expected<std::string> requiredString(const json::object& o, std::string_view name,
                                            std::string_view path) {
-  auto s = optionalString(o, name, path);
+  auto s = stringField(o, name, path);
   if (s && s->empty())
     return bad(fmt::format("{}.{}: required", path, name));
   return s;
@@ -161,7 +150,7 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
     return typeError("AdmissionReview", "object", doc);
 
   AdmissionRequest out;
-  auto api_version = optionalString(*review, "apiVersion", "AdmissionReview");
+  auto api_version = stringField(*review, "apiVersion", "AdmissionReview");
   if (!api_version)
     return api_version.error();
   if (*api_version != kV1 && *api_version != kV1beta1) {
@@ -169,7 +158,7 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
                            *api_version, kV1, kV1beta1));
   }
   out.api_version = std::move(*api_version);
-  auto kind = optionalString(*review, "kind", "AdmissionReview");
+  auto kind = stringField(*review, "kind", "AdmissionReview");
   if (!kind)
     return kind.error();
   if (*kind != "AdmissionReview")
@@ -208,15 +197,15 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
     return resource_name.error();
   out.resource = std::move(*resource_name);
 
-  auto sub_resource = optionalString(*request, "subResource", "request");
+  auto sub_resource = stringField(*request, "subResource", "request");
   if (!sub_resource)
     return sub_resource.error();
   out.sub_resource = std::move(*sub_resource);
-  auto ns = optionalString(*request, "namespace", "request");
+  auto ns = stringField(*request, "namespace", "request");
   if (!ns)
     return ns.error();
   out.namespace_name = std::move(*ns);
-  auto name = optionalString(*request, "name", "request");
+  auto name = stringField(*request, "name", "request");
   if (!name)
     return name.error();
   out.name = std::move(*name);

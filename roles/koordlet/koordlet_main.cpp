@@ -1,12 +1,71 @@
 // koordlet: the node agent that measures usage and protects LS pods from BE pods.
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 
 #include "koord/apis/features.h"
 #include "koord/app/role_app.h"
+#include "koord/cgroup/cpu_topology.h"
+#include "koord/cgroup/resource_executor.h"
+#include "koord/core/log.h"
+#include "koord/kube/event_recorder.h"
+#include "koord/kube/kubeconfig.h"
+#include "koord/kube/rest_client.h"
 #include "koordlet_options.h"
+#include "metriccache/metric_cache.h"
+#include "metricsadvisor/resource_collector.h"
+#include "periodic_task.h"
+#include "qosmanager/cpusuppress/cpu_suppress.h"
+#include "qosmanager/qos_evictors.h"
+#include "runtimehooks/batchresource/batch_resource.h"
+#include "statesinformer/node_metric_reporter.h"
+#include "statesinformer/states_informer.h"
 
 namespace koord::roles::koordlet {
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+kube::RestConfig restConfig(const KoordletOptions& o) {
+  auto config = kube::resolveConfig(o.kubeconfig);
+  if (!config)
+    throw app::ConfigError("no API server configuration: " + config.error().message);
+  config->qps = o.kube_api_qps;
+  config->burst = o.kube_api_burst;
+  config->user_agent = "koordlet";
+  return std::move(*config);
+}
+
+// The kubelet makes kubepods at start; a koordlet started first waits for it (a minute at most)
+// rather than guessing the driver and writing to the wrong tree.
+cgroup::CgroupRoot cgroupRoot(const KoordletOptions& o) {
+  cgroup::CgroupRoot root;
+  root.root = o.cgroup_root_dir;
+  auto version = cgroup::detectCgroupVersion(root.root);
+  if (!version)
+    throw app::ConfigError("-cgroup-root-dir: " + version.error().message);
+  root.version = *version;
+  if (!o.cgroup_driver.empty()) {
+    root.driver = cgroup::parseCgroupDriver(o.cgroup_driver).value();
+    return root;
+  }
+  for (int attempt = 0;; ++attempt) {
+    auto driver = cgroup::detectCgroupDriver(root.root, root.version);
+    if (driver) {
+      root.driver = *driver;
+      return root;
+    }
+    if (attempt == 0)
+      KOORD_LOG_WARNING("koordlet: {}; waiting for the kubelet", driver.error().message);
+    if (attempt >= 30)
+      throw app::ConfigError(driver.error().message);
+    std::this_thread::sleep_for(seconds(2));
+  }
+}
+
+}  // namespace
 
 int roleMain(int argc, char** argv) {
   return app::runRole(argv[0], [&] {
@@ -22,9 +81,157 @@ int roleMain(int argc, char** argv) {
       o.node_name = node;
     validate(o);
 
+    auto root = cgroupRoot(o);
+    auto topology = cgroup::readCpuTopology(o.sys_root_dir);
+    if (!topology)
+      throw app::ConfigError("-sys-root-dir: " + topology.error().message);
+    KOORD_LOG_INFO("koordlet: node {}, cgroup {} ({} driver) at {}, {} CPUs", o.node_name,
+                   cgroup::cgroupVersionName(root.version), cgroup::cgroupDriverName(root.driver),
+                   root.root.string(), topology->cpus.size());
+
     app::RoleApp role("koordlet");
     role.serveOps(o.addr);
-    return role.runNotImplemented("metric collection, NodeMetric reporting and QoS management are");
+    auto& io = role.reactor().context();
+    kube::RestClient client(io, restConfig(o));
+    kube::EventRecorder recorder(client, io, {"koordlet", o.node_name});
+    cgroup::ResourceExecutor cgroups(root);
+
+    // Node-level series keep the longest aggregate window (30 min); pod and container series
+    // only what the reporter's window and the QoS strategies read, so 400 pods stay small.
+    metriccache::MetricCacheOptions cache_options;
+    cache_options.collect_interval = o.collect_res_used_interval;
+    cache_options.series_expire = seconds(o.metric_expire_seconds);
+    for (auto kind :
+         {metriccache::MetricKind::kPodCPUUsage, metriccache::MetricKind::kPodMemoryUsage,
+          metriccache::MetricKind::kContainerCPUUsage,
+          metriccache::MetricKind::kContainerMemoryUsage})
+      cache_options.retention_by_kind.emplace_back(kind, seconds(600));
+    metriccache::MetricCache cache(cache_options);
+
+    StatesInformerOptions so;
+    so.node_name = o.node_name;
+    so.kubelet_sync_interval = o.kubelet_sync_interval;
+    so.kubelet_sync_timeout = o.kubelet_sync_timeout;
+    so.kubelet_read_only_port = o.kubelet_read_only_port;
+    so.kubelet_insecure_tls = o.kubelet_insecure_tls;
+    so.kubelet_preferred_address_type = o.kubelet_preferred_address_type;
+    StatesInformer states(client, io, so);
+
+    auto& cache_bytes = role.metrics().gauge("koordlet_metric_cache_bytes",
+                                             "Memory held by the in-process metric cache", {});
+    auto& node_cpu =
+        role.metrics().gauge("koordlet_node_resource_usage",
+                             "The node's usage as last collected (cores, bytes)", {"resource"});
+    ResourceCollector collector(cgroups, o.proc_root_dir, cache);
+    PeriodicTask collect(io, "metrics advisor", o.collect_res_used_interval, [&] {
+      auto pods = states.pods();
+      if (pods == nullptr)
+        return;
+      collector.collect(*pods, std::chrono::system_clock::now(), std::chrono::steady_clock::now());
+      if (auto v = cache.last(metriccache::MetricKind::kNodeCPUUsage, ""))
+        node_cpu.with({"cpu"}).set(v->value);
+      if (auto v = cache.last(metriccache::MetricKind::kNodeMemoryUsage, ""))
+        node_cpu.with({"memory"}).set(v->value);
+      cache_bytes.with({}).set(static_cast<double>(cache.approximateBytes()));
+    });
+    PeriodicTask gc(io, "metric cache gc", seconds(o.metric_gc_interval_seconds),
+                    [&] { cache.collectGarbage(std::chrono::system_clock::now()); });
+
+    std::unique_ptr<NodeMetricReporter> reporter;
+    if (o.enable_node_metric_report)
+      reporter = std::make_unique<NodeMetricReporter>(client, io, states, cache, role.metrics());
+
+    // QoS strategies act only on synced state: a koordlet that cannot reach the API server
+    // keeps its last decisions instead of acting on a guess.
+    std::unique_ptr<qosmanager::CPUSuppress> suppress;
+    std::unique_ptr<PeriodicTask> suppress_task;
+    if (gates.enabled("BECPUSuppress")) {
+      suppress = std::make_unique<qosmanager::CPUSuppress>(
+          cache, cgroups, *topology, o.collect_res_used_interval, role.metrics());
+      suppress_task = std::make_unique<PeriodicTask>(
+          io, "cpu suppress", seconds(o.cpu_suppress_interval_seconds),
+          [&] { suppress->runOnce(states.snapshot(), std::chrono::system_clock::now()); });
+    }
+
+    qosmanager::PodEvictor evictor(client, recorder, role.metrics());
+    qosmanager::QoSEvictors evictors(cache, evictor, o.collect_res_used_interval,
+                                     seconds(o.memory_evict_cool_time_seconds),
+                                     seconds(o.cpu_evict_cool_time_seconds));
+    std::unique_ptr<PeriodicTask> memory_evict_task, cpu_evict_task;
+    if (gates.enabled("BEMemoryEvict")) {
+      memory_evict_task = std::make_unique<PeriodicTask>(
+          io, "memory evict", seconds(o.memory_evict_interval_seconds),
+          [&] { evictors.memoryEvictOnce(states.snapshot(), std::chrono::system_clock::now()); });
+    }
+    if (gates.enabled("BECPUEvict")) {
+      cpu_evict_task = std::make_unique<PeriodicTask>(
+          io, "cpu evict", seconds(o.cpu_evict_interval_seconds),
+          [&] { evictors.cpuEvictOnce(states.snapshot(), std::chrono::system_clock::now()); });
+    }
+
+    // Runtime hooks in reconcile mode: BatchResource every reconcile interval and on pod changes.
+    std::map<std::string, std::string> batch_errors;  // pod uid -> last error logged
+    auto reconcile_batch = [&] {
+      auto pods = states.pods();
+      if (pods == nullptr || !states.hasSynced())
+        return;
+      for (const auto& pod : *pods) {
+        if (!pod.isRunning())
+          continue;
+        auto plan = planBatchResource(pod);
+        if (!plan)
+          continue;
+        auto stats = applyBatchResource(cgroups, pod, *plan);
+        auto& last = batch_errors[pod.uid];
+        auto now_error = stats.errors.empty() ? std::string() : stats.errors.front();
+        if (!now_error.empty() && now_error != last)
+          KOORD_LOG_WARNING("batch resource: pod {}: {}", pod.key(), now_error);
+        last = now_error;
+      }
+    };
+    std::unique_ptr<PeriodicTask> batch_task;
+    if (gates.enabled("BatchResource")) {
+      batch_task = std::make_unique<PeriodicTask>(
+          io, "batch resource", o.runtime_hooks_reconcile_interval, reconcile_batch);
+      states.onPodsChanged([&] { reconcile_batch(); });
+    }
+
+    PeriodicTask readiness(io, "readiness", milliseconds(500), [&] {
+      role.health().setReady(states.hasSynced(), "node and pods not synced yet");
+    });
+    role.health().setReady(false, "node and pods not synced yet");
+
+    states.start();
+    collect.start();
+    gc.start(seconds(o.metric_gc_interval_seconds));
+    if (reporter)
+      reporter->start();
+    if (suppress_task)
+      suppress_task->start(seconds(o.cpu_suppress_interval_seconds));
+    if (memory_evict_task)
+      memory_evict_task->start(seconds(o.memory_evict_interval_seconds));
+    if (cpu_evict_task)
+      cpu_evict_task->start(seconds(o.cpu_evict_interval_seconds));
+    if (batch_task)
+      batch_task->start();
+    readiness.start();
+    role.reactor().onShutdown([&] {
+      readiness.stop();
+      collect.stop();
+      gc.stop();
+      if (reporter)
+        reporter->stop();
+      if (suppress_task)
+        suppress_task->stop();
+      if (memory_evict_task)
+        memory_evict_task->stop();
+      if (cpu_evict_task)
+        cpu_evict_task->stop();
+      if (batch_task)
+        batch_task->stop();
+      states.stop();
+    });
+    return role.run();
   });
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "koord/http/client.h"
 #include "subprocess.h"
@@ -204,17 +205,65 @@ TEST_CASE("manager that cannot reach the API server serves health, stays unready
   CHECK_FALSE(std::filesystem::exists(dir + "/certs/cert.pem"));
 }
 
-TEST_CASE("a role that cannot bind its address exits 1 naming it", "[cli]") {
+namespace {
+
+// What a koordlet needs to start without a node: a cgroup root the kubelet has made kubepods in,
+// a sysfs with one CPU, and a kubeconfig for an API server that is not there.
+std::vector<std::string> koordletArgs(const std::string& dir, int port) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir + "/cgroup/cpu/kubepods/besteffort");
+  fs::create_directories(dir + "/sys/devices/system/cpu/cpu0/topology");
+  std::ofstream(dir + "/sys/devices/system/cpu/online") << "0\n";
+  std::ofstream(dir + "/sys/devices/system/cpu/cpu0/topology/core_id") << "0\n";
+  std::ofstream(dir + "/sys/devices/system/cpu/cpu0/topology/physical_package_id") << "0\n";
+  std::ofstream(dir + "/kubeconfig")
+      << "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n"
+      << "    server: https://127.0.0.1:" << koord::testing::freeLoopbackPort()
+      << "\n    insecure-skip-tls-verify: true\ncontexts:\n- name: c\n  context:\n"
+      << "    cluster: k\n    user: u\nusers:\n- name: u\n  user:\n    token: t\n";
+  return {bin("koordlet"),
+          "-addr=127.0.0.1:" + std::to_string(port),
+          "-kubeconfig=" + dir + "/kubeconfig",
+          "-cgroup-root-dir=" + dir + "/cgroup",
+          "-sys-root-dir=" + dir + "/sys",
+          "-proc-root-dir=/proc"};
+}
+
+}  // namespace
+
+TEST_CASE("a koordlet without its API server serves health, stays unready, stops on SIGINT",
+          "[cli]") {
+  std::string dir =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/koord-cli-koordlet";
   int port = koord::testing::freeLoopbackPort();
-  koord::testing::Subprocess first({bin("koordlet"), "-addr=127.0.0.1:" + std::to_string(port)},
-                                   {{"NODE_NAME", "node-a"}});
+  koord::testing::Subprocess first(koordletArgs(dir, port), {{"NODE_NAME", "node-a"}});
   Prober probe;
   auto up = probe.waitFor("http://127.0.0.1:" + std::to_string(port) + "/healthz");
   REQUIRE(up.has_value());
-  auto second =
-      run({bin("koordlet"), "-addr=127.0.0.1:" + std::to_string(port)}, {{"NODE_NAME", "node-a"}});
-  CHECK(second.exit_code == 1);
-  CHECK(second.err.find(std::to_string(port)) != std::string::npos);
+  CHECK(up->status == 200);
+  auto readyz = probe.get("http://127.0.0.1:" + std::to_string(port) + "/readyz");
+  REQUIRE(readyz.has_value());
+  CHECK(readyz->status == 503);
+  CHECK(readyz->body.find("not synced") != std::string::npos);
+  // Nothing was written to the cgroups: there is no NodeSLO to act on.
+  CHECK_FALSE(std::filesystem::exists(dir + "/cgroup/cpu/kubepods/besteffort/cpu.cfs_quota_us"));
+
+  SECTION("a second one on the same address exits 1 naming it") {
+    auto second = run(koordletArgs(dir, port), {{"NODE_NAME", "node-a"}});
+    CHECK(second.exit_code == 1);
+    CHECK(second.err.find(std::to_string(port)) != std::string::npos);
+  }
   first.signal(SIGINT);
   CHECK(first.wait(10s).exit_code == 0);
+}
+
+TEST_CASE("a koordlet whose cgroup root has no kubepods yet names the flag", "[cli]") {
+  std::string dir =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/koord-cli-koordlet2";
+  std::filesystem::remove_all(dir);
+  auto args = koordletArgs(dir, koord::testing::freeLoopbackPort());
+  args.push_back("-cgroup-root-dir=" + dir + "/missing");
+  auto r = run(args, {{"NODE_NAME", "node-a"}});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("-cgroup-root-dir") != std::string::npos);
 }

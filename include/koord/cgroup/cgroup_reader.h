@@ -1,0 +1,30 @@
+// Typed usage readers over a ResourceExecutor: CPU time, memory without page cache and CFS
+// throttling of one cgroup, the same numbers for v1 and v2.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "koord/kube/error.h"
+
+namespace koord::cgroup {
+
+class ResourceExecutor;
+
+/// Cumulative CPU time in nanoseconds: v1 cpuacct.usage, v2 cpu.stat usage_usec x 1000.
+kube::Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::string_view dir);
+
+/// Memory in use without page cache, as Koordinator counts it: v1 memory.stat
+/// total_inactive_anon + total_active_anon + total_unevictable (hierarchical, so a pod includes
+/// its containers), v2 memory.stat inactive_anon + active_anon + unevictable.
+kube::Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e, std::string_view dir);
+
+struct CpuThrottling {
+  std::uint64_t nr_periods = 0;
+  std::uint64_t nr_throttled = 0;
+  std::uint64_t throttled_nanos = 0;
+};
+/// cpu.stat: v1 throttled_time (ns), v2 throttled_usec.
+kube::Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string_view dir);
+
+}  // namespace koord::cgroup

@@ -1,0 +1,70 @@
+#include "metriccache/metric_kind.h"
+
+namespace koord::roles::koordlet::metriccache {
+namespace {
+
+struct KindName {
+  MetricKind kind;
+  std::string_view name;
+};
+
+// Indexed by the enum's value; the static_assert below keeps the table and the enum in step.
+constexpr std::array<KindName, kMetricKindCount> kKindNames{{
+    {MetricKind::kNodeCPUUsage, "node_cpu_usage"},
+    {MetricKind::kNodeMemoryUsage, "node_memory_usage"},
+    {MetricKind::kNodeMemoryWithPageCacheUsage, "node_memory_usage_with_page_cache"},
+    {MetricKind::kSystemCPUUsage, "sys_cpu_usage"},
+    {MetricKind::kSystemMemoryUsage, "sys_memory_usage"},
+    {MetricKind::kPodCPUUsage, "pod_cpu_usage"},
+    {MetricKind::kPodMemoryUsage, "pod_memory_usage"},
+    {MetricKind::kPodMemoryWithPageCacheUsage, "pod_memory_usage_with_page_cache"},
+    {MetricKind::kContainerCPUUsage, "container_cpu_usage"},
+    {MetricKind::kContainerMemoryUsage, "container_memory_usage"},
+    {MetricKind::kContainerMemoryWithPageCacheUsage, "container_memory_usage_with_page_cache"},
+    {MetricKind::kBECPUUsage, "node_be_cpu_usage"},
+    {MetricKind::kBECPURequest, "node_be_cpu_request"},
+    {MetricKind::kBECPULimit, "node_be_cpu_real_limit"},
+    {MetricKind::kHostAppCPUUsage, "host_application_cpu_usage"},
+    {MetricKind::kHostAppMemoryUsage, "host_application_memory_usage"},
+    {MetricKind::kHostAppMemoryWithPageCacheUsage, "host_application_memory_usage_with_page_cache"},
+}};
+
+constexpr bool tableMatchesEnum() {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (static_cast<std::size_t>(kKindNames[i].kind) != i) {
+      return false;
+    }
+  }
+  return static_cast<std::size_t>(MetricKind::kHostAppMemoryWithPageCacheUsage) + 1 ==
+         kMetricKindCount;
+}
+static_assert(tableMatchesEnum(), "kKindNames must list every MetricKind in enum order");
+
+}  // namespace
+
+const std::array<MetricKind, kMetricKindCount>& allMetricKinds() {
+  static const std::array<MetricKind, kMetricKindCount> kinds = [] {
+    std::array<MetricKind, kMetricKindCount> out{};
+    for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+      out[i] = kKindNames[i].kind;
+    }
+    return out;
+  }();
+  return kinds;
+}
+
+std::string_view toString(MetricKind kind) {
+  const auto index = static_cast<std::size_t>(kind);
+  return index < kKindNames.size() ? kKindNames[index].name : std::string_view("unknown");
+}
+
+std::optional<MetricKind> metricKindFromString(std::string_view name) {
+  for (const auto& entry : kKindNames) {
+    if (entry.name == name) {
+      return entry.kind;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace koord::roles::koordlet::metriccache

@@ -1,0 +1,50 @@
+// What a metric cache series measures: node, system, pod, container, BE and host-application usage
+// kinds, named as Koordinator's metric_types.go names its series so logs and metrics line up.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace koord::roles::koordlet::metriccache {
+
+/// CPU kinds hold cores, memory kinds hold bytes. The object key that goes with a kind is empty
+/// for node-level kinds (node, sys, BE), a pod UID for pod kinds, a container ID for container
+/// kinds and the host application's name for host-application kinds.
+enum class MetricKind : std::uint8_t {
+  kNodeCPUUsage,
+  kNodeMemoryUsage,
+  kNodeMemoryWithPageCacheUsage,
+  kSystemCPUUsage,
+  kSystemMemoryUsage,
+  kPodCPUUsage,
+  kPodMemoryUsage,
+  kPodMemoryWithPageCacheUsage,
+  kContainerCPUUsage,
+  kContainerMemoryUsage,
+  kContainerMemoryWithPageCacheUsage,
+  kBECPUUsage,
+  kBECPURequest,
+  kBECPULimit,
+  kHostAppCPUUsage,
+  kHostAppMemoryUsage,
+  kHostAppMemoryWithPageCacheUsage,
+};
+
+inline constexpr std::size_t kMetricKindCount = 17;
+
+/// Every kind, in declaration order.
+const std::array<MetricKind, kMetricKindCount>& allMetricKinds();
+
+/// Koordinator's series name, e.g. "node_cpu_usage". Koordinator keeps the three BE kinds in one
+/// series "node_be" told apart by labels (be_resource=cpu, be_allocation=usage|request|
+/// real-limit); here they are flattened to "node_be_cpu_usage", "node_be_cpu_request" and
+/// "node_be_cpu_real_limit".
+std::string_view toString(MetricKind kind);
+
+/// The inverse of toString, for configuration (per-kind retention); nullopt for unknown names.
+std::optional<MetricKind> metricKindFromString(std::string_view name);
+
+}  // namespace koord::roles::koordlet::metriccache

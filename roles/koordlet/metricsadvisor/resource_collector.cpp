@@ -1,0 +1,231 @@
+#include "metricsadvisor/resource_collector.h"
+
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "koord/cgroup/cgroup_reader.h"
+#include "koord/cgroup/cpu_topology.h"
+#include "koord/cgroup/proc_readers.h"
+#include "koord/cgroup/resource_executor.h"
+#include "koord/core/log.h"
+
+namespace koord::roles::koordlet {
+
+namespace mc = metriccache;
+
+cgroup::QoSTier qosTierOf(apis::KubeQoS q) {
+  switch (q) {
+    case apis::KubeQoS::kGuaranteed:
+      return cgroup::QoSTier::kGuaranteed;
+    case apis::KubeQoS::kBurstable:
+      return cgroup::QoSTier::kBurstable;
+    default:
+      return cgroup::QoSTier::kBestEffort;
+  }
+}
+
+kube::Expected<std::string> podCgroupDir(cgroup::CgroupDriver driver, const PodMeta& pod) {
+  return cgroup::podDir(driver, qosTierOf(pod.kube_qos), pod.uid);
+}
+
+ResourceCollector::ResourceCollector(const cgroup::ResourceExecutor& cgroups,
+                                     std::filesystem::path proc_root, mc::MetricCache& cache)
+    : cgroups_(cgroups), proc_root_(std::move(proc_root)), cache_(cache) {}
+
+std::optional<double> ResourceCollector::rate(std::unordered_map<std::string, Counter>& counters,
+                                              const std::string& key, std::uint64_t nanos,
+                                              std::chrono::steady_clock::time_point at) {
+  auto [it, inserted] = counters.try_emplace(key, Counter{nanos, at});
+  if (inserted)
+    return std::nullopt;
+  Counter prev = it->second;
+  it->second = Counter{nanos, at};
+  auto dt = std::chrono::duration<double, std::nano>(at - prev.at).count();
+  if (nanos < prev.value || dt <= 0)
+    return std::nullopt;
+  return static_cast<double>(nanos - prev.value) / dt;
+}
+
+void ResourceCollector::logOnce(const std::string& key, const std::string& message) {
+  auto& last = logged_errors_[key];
+  if (last != message) {
+    KOORD_LOG_WARNING("metrics advisor: {}: {}", key, message);
+    last = message;
+  }
+}
+
+// BE usage from the besteffort QoS cgroup (every BestEffort pod's processes are under it), BE
+// request from the BE pods' batch-cpu requests, and BE real limit from what the cgroup allows:
+// its cpuset size, or its CFS quota when that is smaller.
+template <typename Add>
+void ResourceCollector::collectBE(const std::vector<PodMeta>& pods,
+                                  std::chrono::steady_clock::time_point steady_now, Add& add) {
+  const auto be = cgroup::qosTierDir(cgroups_.root().driver, cgroup::QoSTier::kBestEffort);
+  if (auto usage = cgroup::readCpuUsageNanos(cgroups_, be)) {
+    if (auto cores = rate(tier_cpu_, "besteffort", *usage, steady_now))
+      add(metriccache::MetricKind::kBECPUUsage, "", *cores);
+  }
+  double request_milli = 0;
+  for (const auto& pod : pods) {
+    if (apis::podQoSClassRaw(pod.labels) != apis::QoSClass::kBE ||
+        (pod.phase != PodPhase::kRunning && pod.phase != PodPhase::kPending))
+      continue;
+    for (const auto& c : pod.containers) {
+      auto it = c.requests.find("kubernetes.io/batch-cpu");
+      if (it != c.requests.end() && it->second.value() > 0)
+        request_milli += static_cast<double>(it->second.value());
+    }
+  }
+  add(metriccache::MetricKind::kBECPURequest, "", request_milli / 1000);
+  std::optional<double> limit;
+  if (auto cpus = cgroups_.read(be, cgroup::Resource::kCpusetCpus)) {
+    if (auto list = cgroup::parseCpuList(*cpus); list && !list->empty())
+      limit = static_cast<double>(list->size());
+  }
+  auto quota = cgroups_.read(be, cgroup::Resource::kCpuCfsQuota);
+  auto period = cgroups_.read(be, cgroup::Resource::kCpuCfsPeriod);
+  if (quota && period) {
+    try {
+      auto q = std::stod(*quota), p = std::stod(*period);
+      if (q > 0 && p > 0 && (!limit || q / p < *limit))
+        limit = q / p;
+    } catch (...) {
+    }
+  }
+  if (limit)
+    add(metriccache::MetricKind::kBECPULimit, "", *limit);
+}
+
+CollectStats ResourceCollector::collect(const std::vector<PodMeta>& pods, mc::TimePoint now,
+                                        std::chrono::steady_clock::time_point steady_now) {
+  CollectStats stats;
+  std::vector<mc::Sample> samples;
+  std::vector<std::string> keys;  // owns the keys the samples borrow
+  keys.reserve(pods.size() * 8 + 4);
+  auto add = [&](mc::MetricKind kind, std::string key, double value) {
+    keys.push_back(std::move(key));
+    samples.push_back({kind, {}, now, value});
+  };
+
+  // Node.
+  std::optional<double> node_cpu;
+  std::optional<double> node_memory;
+  if (auto stat = cgroup::readProcStat(proc_root_)) {
+    auto busy = stat->total.busy();
+    if (have_node_ticks_ && busy >= node_busy_ticks_) {
+      auto dt = std::chrono::duration<double>(steady_now - node_ticks_at_).count();
+      if (dt > 0) {
+        node_cpu = static_cast<double>(busy - node_busy_ticks_) /
+                   static_cast<double>(cgroup::clockTicksPerSecond()) / dt;
+      }
+    }
+    have_node_ticks_ = true;
+    node_busy_ticks_ = busy;
+    node_ticks_at_ = steady_now;
+  } else {
+    ++stats.errors;
+    logOnce("node", stat.error().message);
+  }
+  if (auto mem = cgroup::readMemInfo(proc_root_)) {
+    node_memory = static_cast<double>(mem->usageWithoutPageCache());
+    add(mc::MetricKind::kNodeMemoryUsage, "", *node_memory);
+    add(mc::MetricKind::kNodeMemoryWithPageCacheUsage, "",
+        static_cast<double>(mem->usageWithPageCache()));
+  } else {
+    ++stats.errors;
+    logOnce("node memory", mem.error().message);
+  }
+  if (node_cpu)
+    add(mc::MetricKind::kNodeCPUUsage, "", *node_cpu);
+
+  // Pods and containers.
+  double pods_cpu = 0, pods_memory = 0;
+  bool all_pods_cpu = true;
+  std::unordered_set<std::string> live_pods, live_containers;
+  const auto driver = cgroups_.root().driver;
+  for (const auto& pod : pods) {
+    if (pod.phase != PodPhase::kRunning && pod.phase != PodPhase::kPending)
+      continue;
+    auto dir = podCgroupDir(driver, pod);
+    if (!dir) {
+      ++stats.errors;
+      logOnce(pod.key(), dir.error().message);
+      continue;
+    }
+    live_pods.insert(pod.uid);
+    auto cpu = cgroup::readCpuUsageNanos(cgroups_, *dir);
+    auto mem = cgroup::readMemoryUsageBytes(cgroups_, *dir);
+    if (!cpu || !mem) {
+      // A pod whose cgroup is not there yet (Pending) or already gone is not an error to shout.
+      if (pod.phase == PodPhase::kRunning) {
+        ++stats.errors;
+        logOnce(pod.key(), !cpu ? cpu.error().message : mem.error().message);
+      }
+      all_pods_cpu = false;
+      continue;
+    }
+    logged_errors_.erase(pod.key());
+    ++stats.pods_collected;
+    auto cores = rate(pod_cpu_, pod.uid, *cpu, steady_now);
+    if (cores) {
+      add(mc::MetricKind::kPodCPUUsage, pod.uid, *cores);
+      pods_cpu += *cores;
+    } else {
+      all_pods_cpu = false;
+    }
+    add(mc::MetricKind::kPodMemoryUsage, pod.uid, static_cast<double>(*mem));
+    pods_memory += static_cast<double>(*mem);
+
+    for (const auto& c : pod.containers) {
+      if (c.id.empty())
+        continue;
+      auto cdir = cgroup::containerDir(driver, *dir, c.runtime, c.id);
+      if (!cdir)
+        continue;
+      auto ccpu = cgroup::readCpuUsageNanos(cgroups_, *cdir);
+      auto cmem = cgroup::readMemoryUsageBytes(cgroups_, *cdir);
+      if (!ccpu || !cmem)
+        continue;
+      live_containers.insert(c.id);
+      ++stats.containers_collected;
+      if (auto ccores = rate(container_cpu_, c.id, *ccpu, steady_now))
+        add(mc::MetricKind::kContainerCPUUsage, c.id, *ccores);
+      add(mc::MetricKind::kContainerMemoryUsage, c.id, static_cast<double>(*cmem));
+    }
+  }
+  collectBE(pods, steady_now, add);
+  // System usage = node - pods (host applications are not collected yet), never negative; only
+  // when every pod had a CPU rate this round, or the pods' share would be under-counted.
+  if (node_cpu && all_pods_cpu)
+    add(mc::MetricKind::kSystemCPUUsage, "", std::max(0.0, *node_cpu - pods_cpu));
+  if (node_memory)
+    add(mc::MetricKind::kSystemMemoryUsage, "", std::max(0.0, *node_memory - pods_memory));
+
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    samples[i].key = keys[i];
+  auto summary = cache_.appendAll(samples);
+  if (summary.rejected > 0)
+    KOORD_VLOG(4, "metrics advisor: {} samples refused by the metric cache", summary.rejected);
+
+  // Forget pods and containers that left the node.
+  for (auto it = pod_cpu_.begin(); it != pod_cpu_.end();) {
+    if (live_pods.count(it->first) == 0) {
+      cache_.removeObject(it->first);
+      it = pod_cpu_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = container_cpu_.begin(); it != container_cpu_.end();) {
+    if (live_containers.count(it->first) == 0) {
+      cache_.removeObject(it->first);
+      it = container_cpu_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return stats;
+}
+
+}  // namespace koord::roles::koordlet

@@ -1,0 +1,96 @@
+#include "qosmanager/evict/pod_evictor.h"
+
+#include <boost/json.hpp>
+
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "koord/core/log.h"
+#include "koord/kube/event_recorder.h"
+#include "koord/kube/rest_client.h"
+
+namespace koord::roles::koordlet::qosmanager {
+
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+struct PodEvictor::Impl {
+  Impl(kube::RestClient& c, kube::EventRecorder& e, metrics::Registry& r)
+      : client(c),
+        events(e),
+        evictions(r.counter("koordlet_pod_eviction_total", "Pods the koordlet evicted, by reason",
+                            {"reason", "result"})) {}
+  kube::RestClient& client;
+  kube::EventRecorder& events;
+  metrics::CounterFamily& evictions;
+  mutable std::mutex mu;
+  std::map<std::string, Clock::time_point> evicted;  // uid -> when
+
+  void forgetOld(Clock::time_point now) {
+    for (auto it = evicted.begin(); it != evicted.end();) {
+      if (now - it->second > std::chrono::minutes(5))
+        it = evicted.erase(it);
+      else
+        ++it;
+    }
+  }
+};
+
+PodEvictor::PodEvictor(kube::RestClient& client, kube::EventRecorder& events,
+                       metrics::Registry& registry)
+    : impl_(std::make_shared<Impl>(client, events, registry)) {}
+
+PodEvictor::~PodEvictor() = default;
+
+bool PodEvictor::recentlyEvicted(const std::string& uid) const {
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->evicted.find(uid);
+  return it != impl_->evicted.end() && Clock::now() - it->second <= std::chrono::minutes(5);
+}
+
+void PodEvictor::evict(const PodMeta& pod, std::string reason, std::string message,
+                       std::function<void(bool)> done) {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->forgetOld(Clock::now());
+    if (impl_->evicted.count(pod.uid) > 0) {
+      done(true);
+      return;
+    }
+  }
+  // policy/v1beta1 is what every apiserver from 1.20 on accepts for the eviction subresource.
+  json::value body = json::object{
+      {"apiVersion", "policy/v1beta1"},
+      {"kind", "Eviction"},
+      {"metadata", json::object{{"name", pod.name}, {"namespace", pod.namespace_}}},
+      {"deleteOptions", json::object{{"preconditions", json::object{{"uid", pod.uid}}}}}};
+  kube::ObjectReference ref{"Pod", "v1", pod.namespace_, pod.name, pod.uid, "", ""};
+  auto text = fmt::format("evict Pod:{}/{}, reason: {}, message: {}", pod.namespace_, pod.name,
+                          reason, message);
+  impl_->client.create({"", "v1", "pods", pod.namespace_, pod.name, "eviction"}, std::move(body),
+                       [impl = impl_, ref, uid = pod.uid, key = pod.key(), reason, text,
+                        done = std::move(done)](kube::ApiResult<json::value> r) {
+                         if (r) {
+                           {
+                             std::lock_guard lock(impl->mu);
+                             impl->evicted[uid] = Clock::now();
+                           }
+                           impl->events.record(ref, kube::EventType::kWarning, "evictPodSuccess",
+                                               text);
+                           impl->evictions.with({reason, "success"}).inc();
+                           KOORD_LOG_INFO("evict pod {} success, reason: {}", key, reason);
+                           done(true);
+                           return;
+                         }
+                         impl->events.record(ref, kube::EventType::kWarning, "evictPodFail",
+                                             fmt::format("{}, error {}", text, r.error().message));
+                         impl->evictions.with({reason, "error"}).inc();
+                         KOORD_LOG_ERROR("evict pod {} failed, reason: {}, error: {}", key, reason,
+                                         r.error().message);
+                         done(false);
+                       });
+}
+
+}  // namespace koord::roles::koordlet::qosmanager

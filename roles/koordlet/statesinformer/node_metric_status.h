@@ -1,0 +1,47 @@
+// Builds the NodeMetric status the koordlet reports: node and system usage averaged over the
+// aggregate window, the aggregated percentiles per duration, and each pod's usage, QoS, priority.
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metriccache/metric_cache.h"
+#include "statesinformer/pod_meta.h"
+
+namespace koord::roles::koordlet {
+
+/// spec.metricCollectPolicy with the koordlet's defaults and floors applied.
+struct NodeMetricCollectSettings {
+  std::chrono::seconds aggregate_duration{300};  // min 60
+  std::chrono::seconds report_interval{60};      // min 30
+  std::vector<std::chrono::seconds> durations{std::chrono::minutes(5), std::chrono::minutes(10),
+                                              std::chrono::minutes(30)};
+  std::string memory_collect_policy = "usageWithoutPageCache";
+};
+
+/// From the NodeMetric's spec (apis::NodeMetricCollectPolicy, absent fields = defaults); values
+/// below Koordinator's floors are raised to them.
+struct NodeMetricCollectPolicyView {
+  std::optional<std::int64_t> aggregate_duration_seconds;
+  std::optional<std::int64_t> report_interval_seconds;
+  std::optional<std::vector<std::chrono::nanoseconds>> durations;
+  std::optional<std::string> memory_collect_policy;
+};
+NodeMetricCollectSettings collectSettings(const NodeMetricCollectPolicyView& policy);
+
+/// The `status` object (updateTime, nodeMetric, podsMetric) for a merge patch of the status
+/// subresource. Pods without samples in the window are left out; aggregated usages for a
+/// duration the cache does not cover by half yet are left out (cold start), as Koordinator does.
+boost::json::object buildNodeMetricStatus(const metriccache::MetricCache& cache,
+                                          const std::vector<PodMeta>& pods,
+                                          const NodeMetricCollectSettings& settings,
+                                          metriccache::TimePoint now);
+
+/// RFC 3339 with seconds, UTC ("2026-11-22T15:04:05Z"), as metav1.Time marshals.
+std::string formatRfc3339(metriccache::TimePoint t);
+
+}  // namespace koord::roles::koordlet

@@ -1,0 +1,193 @@
+#include "statesinformer/pod_meta.h"
+
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include "koord/cgroup/kubepods_path.h"
+#include "koord/kube/decode.h"
+#include "koord/kube/json_fields.h"
+
+namespace koord::roles::koordlet {
+
+namespace json = boost::json;
+namespace jf = kube::jsonfields;
+
+bool PodMeta::isBE() const {
+  if (qos == apis::QoSClass::kBE)
+    return true;
+  return qos == apis::QoSClass::kNone && kube_qos == apis::KubeQoS::kBestEffort;
+}
+
+namespace {
+
+PodPhase phaseOf(std::string_view s) {
+  if (s == "Pending")
+    return PodPhase::kPending;
+  if (s == "Running")
+    return PodPhase::kRunning;
+  if (s == "Succeeded")
+    return PodPhase::kSucceeded;
+  if (s == "Failed")
+    return PodPhase::kFailed;
+  return PodPhase::kUnknown;
+}
+
+kube::Expected<std::vector<ContainerMeta>> decodeContainers(const json::object& spec,
+                                                            std::string_view name,
+                                                            std::string_view path) {
+  std::vector<ContainerMeta> out;
+  const json::value* list = jf::field(spec, name);
+  if (list == nullptr || list->is_null())
+    return out;
+  if (!list->is_array())
+    return jf::typeError(path, "array", *list);
+  for (std::size_t i = 0; i < list->as_array().size(); ++i) {
+    const auto& c = list->as_array()[i];
+    auto cpath = jf::indexPath(path, i);
+    if (!c.is_object())
+      return jf::typeError(cpath, "object", c);
+    ContainerMeta m;
+    auto n = jf::stringField(c.as_object(), "name", cpath);
+    if (!n)
+      return n.error();
+    m.name = std::move(*n);
+    if (const auto* res = jf::field(c.as_object(), "resources"); res && res->is_object()) {
+      auto rpath = jf::childPath(cpath, "resources");
+      if (const auto* req = jf::field(res->as_object(), "requests")) {
+        auto r = kube::decodeResourceList(*req, jf::childPath(rpath, "requests"));
+        if (!r)
+          return r.error();
+        m.requests = std::move(*r);
+      }
+      if (const auto* lim = jf::field(res->as_object(), "limits")) {
+        auto r = kube::decodeResourceList(*lim, jf::childPath(rpath, "limits"));
+        if (!r)
+          return r.error();
+        m.limits = std::move(*r);
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
+  if (!v.is_object())
+    return jf::typeError("pod", "object", v);
+  const auto& o = v.as_object();
+  PodMeta p;
+  auto meta = jf::objectField(o, "metadata", "");
+  if (!meta)
+    return meta.error();
+  if (*meta == nullptr)
+    return kube::makeKubeError("metadata: missing");
+  auto ns = jf::stringField(**meta, "namespace", "metadata");
+  auto name = jf::stringField(**meta, "name", "metadata");
+  auto uid = jf::stringField(**meta, "uid", "metadata");
+  if (!ns)
+    return ns.error();
+  if (!name)
+    return name.error();
+  if (!uid)
+    return uid.error();
+  p.namespace_ = std::move(*ns);
+  p.name = std::move(*name);
+  p.uid = std::move(*uid);
+  if (p.name.empty() || p.uid.empty())
+    return kube::makeKubeError("metadata.name and metadata.uid: required");
+  if (const auto* labels = jf::field(**meta, "labels")) {
+    auto l = kube::decodeStringMap(*labels, "metadata.labels");
+    if (!l)
+      return l.error();
+    p.labels = std::move(*l);
+  }
+  if (const auto* del = jf::field(**meta, "deletionTimestamp"); del && !del->is_null())
+    p.terminating = true;
+
+  auto spec = jf::objectField(o, "spec", "");
+  if (!spec)
+    return spec.error();
+  std::vector<apis::ContainerResources> for_qos;
+  if (*spec != nullptr) {
+    auto containers = decodeContainers(**spec, "containers", "spec.containers");
+    if (!containers)
+      return containers.error();
+    p.containers = std::move(*containers);
+    auto inits = decodeContainers(**spec, "initContainers", "spec.initContainers");
+    if (!inits)
+      return inits.error();
+    for (const auto& c : p.containers)
+      for_qos.push_back({c.requests, c.limits});
+    for (const auto& c : *inits)
+      for_qos.push_back({c.requests, c.limits});
+    if (const auto* prio = jf::field(**spec, "priority"); prio && !prio->is_null()) {
+      if (!prio->is_int64() || prio->as_int64() < INT32_MIN || prio->as_int64() > INT32_MAX)
+        return jf::typeError("spec.priority", "int32", *prio);
+      p.priority_value = static_cast<std::int32_t>(prio->as_int64());
+    }
+  }
+
+  std::string status_qos;
+  auto status = jf::objectField(o, "status", "");
+  if (!status)
+    return status.error();
+  if (*status != nullptr) {
+    auto phase = jf::stringField(**status, "phase", "status");
+    if (!phase)
+      return phase.error();
+    p.phase = phaseOf(*phase);
+    auto q = jf::stringField(**status, "qosClass", "status");
+    if (!q)
+      return q.error();
+    status_qos = std::move(*q);
+    if (const auto* cs = jf::field(**status, "containerStatuses"); cs && cs->is_array()) {
+      for (const auto& s : cs->as_array()) {
+        if (!s.is_object())
+          continue;
+        auto cname = jf::stringField(s.as_object(), "name", "status.containerStatuses");
+        auto cid = jf::stringField(s.as_object(), "containerID", "status.containerStatuses");
+        if (!cname || !cid || cid->empty())
+          continue;
+        for (auto& c : p.containers) {
+          if (c.name != *cname)
+            continue;
+          auto ref = cgroup::parseContainerStatusId(*cid);
+          if (ref) {
+            c.runtime = std::move(ref->runtime);
+            c.id = std::move(ref->id);
+          } else {
+            c.id_error = ref.error().message;
+          }
+        }
+      }
+    }
+  }
+  p.kube_qos = apis::kubeQoSFromStatus(status_qos, for_qos);
+  p.qos = apis::podQoSClassWithDefault(p.labels, p.kube_qos);
+  p.priority = apis::podPriorityClassWithDefault(p.labels, p.priority_value, p.kube_qos);
+  return p;
+}
+
+kube::Expected<PodListResult> decodePodList(const json::value& v) {
+  if (!v.is_object())
+    return jf::typeError("PodList", "object", v);
+  const auto* items = jf::field(v.as_object(), "items");
+  PodListResult out;
+  if (items == nullptr || items->is_null())
+    return out;
+  if (!items->is_array())
+    return jf::typeError("items", "array", *items);
+  for (std::size_t i = 0; i < items->as_array().size(); ++i) {
+    auto pod = decodePodMeta(items->as_array()[i]);
+    if (pod)
+      out.pods.push_back(std::move(*pod));
+    else
+      out.errors.push_back(fmt::format("items[{}]: {}", i, pod.error().message));
+  }
+  return out;
+}
+
+}  // namespace koord::roles::koordlet

@@ -1,0 +1,67 @@
+// The koordlet's view of a pod on its node: identity, QoS and priority, and per container the
+// resources and the runtime's container ID that locate its cgroup. Decoded once per sync.
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "koord/apis/extension.h"
+#include "koord/kube/error.h"
+#include "koord/kube/labels.h"
+#include "koord/kube/quantity.h"
+
+namespace koord::roles::koordlet {
+
+struct ContainerMeta {
+  std::string name;
+  kube::ResourceList requests;
+  kube::ResourceList limits;
+  /// From status.containerStatuses[].containerID, checked by the cgroup layer's grammar; both
+  /// empty while the container has not been created yet (or its ID is malformed: then
+  /// `id_error` says why and nothing is done with its cgroup).
+  std::string runtime;
+  std::string id;
+  std::string id_error;
+};
+
+enum class PodPhase : std::uint8_t { kUnknown, kPending, kRunning, kSucceeded, kFailed };
+
+struct PodMeta {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  PodPhase phase = PodPhase::kUnknown;
+  apis::KubeQoS kube_qos = apis::KubeQoS::kBestEffort;
+  /// koordinator.sh/qosClass, else from the Kubernetes QoS.
+  apis::QoSClass qos = apis::QoSClass::kNone;
+  /// koordinator.sh/priority-class or spec.priority's band, else from the QoS.
+  apis::PriorityClass priority = apis::PriorityClass::kNone;
+  std::optional<std::int32_t> priority_value;
+  kube::Labels labels;
+  std::vector<ContainerMeta> containers;
+  /// The pod is being deleted (metadata.deletionTimestamp set).
+  bool terminating = false;
+
+  std::string key() const { return namespace_ + "/" + name; }
+  bool isRunning() const { return phase == PodPhase::kRunning; }
+  /// Koordinator's "BE pod" for suppression and eviction: koord QoS BE, or no koord QoS and
+  /// Kubernetes BestEffort.
+  bool isBE() const;
+};
+
+/// Projects a Pod as the kubelet's /pods or the API server returns it; errors name the field.
+kube::Expected<PodMeta> decodePodMeta(const boost::json::value& v);
+
+/// Every item of a PodList; a malformed item is skipped and its error returned beside the rest,
+/// so one bad pod never hides the others.
+struct PodListResult {
+  std::vector<PodMeta> pods;
+  std::vector<std::string> errors;
+};
+kube::Expected<PodListResult> decodePodList(const boost::json::value& v);
+
+}  // namespace koord::roles::koordlet

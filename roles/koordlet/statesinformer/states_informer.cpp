@@ -1,0 +1,297 @@
+#include "statesinformer/states_informer.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "koord/core/log.h"
+#include "koord/http/client.h"
+#include "koord/kube/informer.h"
+#include "koord/kube/rest_client.h"
+
+namespace koord::roles::koordlet {
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+
+namespace {
+
+kube::ResourceRef nodesRef() {
+  return {"", "v1", "nodes", "", "", ""};
+}
+kube::ResourceRef nodeSLOsRef() {
+  return {"slo.koordinator.sh", "v1alpha1", "nodeslos", "", "", ""};
+}
+kube::ResourceRef nodeMetricsRef() {
+  return {"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
+}
+
+kube::ReflectorOptions byName(const std::string& name) {
+  kube::ReflectorOptions o;
+  o.field_selector = "metadata.name=" + name;
+  return o;
+}
+
+// What decides whether the collectors and hooks must look again: pods and their containers.
+std::string podSetSignature(const std::vector<PodMeta>& pods) {
+  std::string sig;
+  for (const auto& p : pods) {
+    sig += p.uid;
+    sig += static_cast<char>('0' + static_cast<int>(p.phase));
+    for (const auto& c : p.containers)
+      sig += c.id;
+    sig += ';';
+  }
+  return sig;
+}
+
+}  // namespace
+
+struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
+  Impl(kube::RestClient& c, asio::io_context& i, StatesInformerOptions o)
+      : client(c),
+        io(i),
+        options(std::move(o)),
+        nodes(c, i, nodesRef(), decodeNodeInfo, byName(options.node_name)),
+        node_slos(c, i, nodeSLOsRef(), decodeNodeSLOInfo, byName(options.node_name)),
+        node_metrics(c, i, nodeMetricsRef(), apis::decodeNodeMetric, byName(options.node_name)),
+        timer(i),
+        kubelet(i, kubeletClientOptions()) {}
+
+  http::ClientOptions kubeletClientOptions() const {
+    http::ClientOptions co;
+    co.insecure_skip_verify = true;  // the kubelet's serving cert is self-signed by default
+    co.request_timeout = options.kubelet_sync_timeout;
+    co.connect_timeout = options.kubelet_sync_timeout;
+    co.max_idle_per_host = 1;
+    co.user_agent = "koordlet";
+    return co;
+  }
+
+  kube::RestClient& client;
+  asio::io_context& io;
+  StatesInformerOptions options;
+  kube::Informer<NodeInfo> nodes;
+  kube::Informer<NodeSLOInfo> node_slos;
+  kube::Informer<apis::NodeMetric> node_metrics;
+  asio::steady_timer timer;
+  http::Client kubelet;
+
+  mutable std::mutex mu;
+  std::shared_ptr<const std::vector<PodMeta>> pods;
+  PodSource source = PodSource::kNone;
+  std::chrono::steady_clock::time_point pods_updated{};
+  std::string signature;
+  std::vector<std::function<void()>> on_changed;
+  std::atomic<bool> stopped{false};
+  bool sync_in_flight = false;
+  bool kubelet_failing = false;
+
+  template <typename T>
+  std::shared_ptr<const T> single(const kube::Informer<T>& inf) const {
+    auto all = inf.store().list();
+    return all.empty() ? nullptr : all.front();
+  }
+
+  void scheduleSync(std::chrono::milliseconds after) {
+    timer.expires_after(after);
+    timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec && !self->stopped)
+        self->syncPods();
+    });
+  }
+
+  void syncPods() {
+    if (sync_in_flight || stopped)
+      return;
+    auto node = single(nodes);
+    if (node == nullptr) {
+      // The kubelet's address comes from the Node: wait for it.
+      scheduleSync(std::chrono::milliseconds(500));
+      return;
+    }
+    sync_in_flight = true;
+    std::string url;
+    auto address = kubeletAddress(*node, options.kubelet_preferred_address_type);
+    if (address.find(':') != std::string::npos)
+      address = "[" + address + "]";
+    if (options.kubelet_read_only_port > 0) {
+      url = fmt::format("http://{}:{}/pods/", address, options.kubelet_read_only_port);
+    } else {
+      url = fmt::format("https://{}:{}/pods/", address,
+                        node->kubelet_port > 0 ? node->kubelet_port : 10250);
+    }
+    http::ClientRequest req;
+    req.url = url;
+    req.timeout = options.kubelet_sync_timeout;
+    if (options.kubelet_read_only_port <= 0 && !client.config().bearer_token.empty())
+      req.headers.emplace_back("Authorization", "Bearer " + client.config().bearer_token);
+    kubelet.send(std::move(req), [self = shared_from_this(), url](Result<http::Response> r) {
+      if (self->stopped)
+        return;
+      std::string why;
+      if (!r) {
+        why = r.error().message();
+      } else if (r->status != 200) {
+        why = fmt::format("HTTP {}", r->status);
+      } else {
+        boost::system::error_code ec;
+        auto doc = json::parse(r->body, ec);
+        if (ec) {
+          why = "body is not JSON: " + ec.message();
+        } else if (auto list = decodePodList(doc); !list) {
+          why = list.error().message;
+        } else {
+          if (self->kubelet_failing)
+            KOORD_LOG_INFO("states informer: pods from the kubelet at {} again", url);
+          self->kubelet_failing = false;
+          self->publish(std::move(*list), PodSource::kKubelet);
+          return;
+        }
+      }
+      if (!self->kubelet_failing) {
+        KOORD_LOG_WARNING("states informer: kubelet {}: {}; listing pods from the API server", url,
+                          why);
+      }
+      self->kubelet_failing = true;
+      self->listFromApiServer();
+    });
+  }
+
+  void listFromApiServer() {
+    kube::ListOptions lo;
+    lo.field_selector = "spec.nodeName=" + options.node_name;
+    client.list({"", "v1", "pods", "", "", ""}, lo,
+                [self = shared_from_this()](kube::ApiResult<json::value> r) {
+                  if (self->stopped)
+                    return;
+                  if (!r) {
+                    // Neither source answered: keep the last good list (never act on a guess)
+                    // and say so once per failure streak.
+                    KOORD_LOG_WARNING("states informer: listing pods from the API server: {}",
+                                      r.error().message);
+                    self->finishSync();
+                    return;
+                  }
+                  auto list = decodePodList(*r);
+                  if (!list) {
+                    KOORD_LOG_WARNING("states informer: pod list: {}", list.error().message);
+                    self->finishSync();
+                    return;
+                  }
+                  self->publish(std::move(*list), PodSource::kApiServer);
+                });
+  }
+
+  void publish(PodListResult list, PodSource from) {
+    for (const auto& e : list.errors)
+      KOORD_LOG_WARNING("states informer: pod skipped: {}", e);
+    auto sig = podSetSignature(list.pods);
+    bool changed;
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::lock_guard lock(mu);
+      changed = sig != signature || pods == nullptr;
+      signature = std::move(sig);
+      pods = std::make_shared<const std::vector<PodMeta>>(std::move(list.pods));
+      source = from;
+      pods_updated = std::chrono::steady_clock::now();
+      if (changed)
+        callbacks = on_changed;
+    }
+    for (auto& cb : callbacks)
+      cb();
+    finishSync();
+  }
+
+  void finishSync() {
+    sync_in_flight = false;
+    scheduleSync(options.kubelet_sync_interval);
+  }
+};
+
+StatesInformer::StatesInformer(kube::RestClient& client, asio::io_context& io,
+                               StatesInformerOptions options)
+    : impl_(std::make_shared<Impl>(client, io, std::move(options))) {}
+
+StatesInformer::~StatesInformer() {
+  stop();
+}
+
+void StatesInformer::start() {
+  impl_->nodes.start();
+  impl_->node_slos.start();
+  impl_->node_metrics.start();
+  asio::post(impl_->io, [impl = impl_] { impl->syncPods(); });
+}
+
+void StatesInformer::stop() {
+  if (impl_->stopped.exchange(true))
+    return;
+  impl_->nodes.stop();
+  impl_->node_slos.stop();
+  impl_->node_metrics.stop();
+  asio::post(impl_->io, [impl = impl_] { impl->timer.cancel(); });
+}
+
+bool StatesInformer::hasSynced() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->pods != nullptr && impl_->nodes.hasSynced() && impl_->nodes.store().size() > 0;
+}
+
+std::shared_ptr<const NodeInfo> StatesInformer::node() const {
+  return impl_->single(impl_->nodes);
+}
+std::shared_ptr<const NodeSLOInfo> StatesInformer::nodeSLO() const {
+  return impl_->single(impl_->node_slos);
+}
+std::shared_ptr<const apis::NodeMetric> StatesInformer::nodeMetric() const {
+  return impl_->single(impl_->node_metrics);
+}
+
+std::shared_ptr<const std::vector<PodMeta>> StatesInformer::pods() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->pods;
+}
+
+StatesSnapshot StatesInformer::snapshot() const {
+  StatesSnapshot s;
+  s.node = node();
+  s.node_slo = nodeSLO();
+  s.node_metric = nodeMetric();
+  s.pods = pods();
+  s.synced = hasSynced();
+  return s;
+}
+
+PodSource StatesInformer::podSource() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->source;
+}
+
+std::chrono::steady_clock::time_point StatesInformer::podsUpdated() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->pods_updated;
+}
+
+void StatesInformer::onPodsChanged(std::function<void()> fn) {
+  std::lock_guard lock(impl_->mu);
+  impl_->on_changed.push_back(std::move(fn));
+}
+
+void StatesInformer::syncPodsSoon() {
+  asio::post(impl_->io, [impl = impl_] {
+    if (!impl->sync_in_flight && !impl->stopped) {
+      impl->timer.cancel();
+      impl->syncPods();
+    }
+  });
+}
+
+}  // namespace koord::roles::koordlet

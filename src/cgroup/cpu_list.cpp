@@ -1,0 +1,91 @@
+#include "koord/cgroup/cpu_topology.h"
+
+#include <algorithm>
+#include <charconv>
+#include <iterator>
+#include <optional>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace koord::cgroup {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const auto first = s.find_first_not_of(kSpace);
+  if (first == std::string_view::npos)
+    return {};
+  const auto last = s.find_last_not_of(kSpace);
+  return s.substr(first, last - first + 1);
+}
+
+/// One id of a list: digits only (from_chars alone would take a leading '-'), at most kMaxCpuId.
+std::optional<int> parseCpuId(std::string_view s) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || value > kMaxCpuId)
+    return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+kube::Expected<std::vector<int>> parseCpuList(std::string_view text) {
+  std::vector<int> cpus;
+  const std::string_view body = trim(text);
+  if (body.empty())
+    return cpus;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = body.find(',', pos);
+    const std::string_view item =
+        body.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const std::size_t dash = item.find('-');
+    std::optional<int> lo, hi;
+    if (dash == std::string_view::npos) {
+      lo = hi = parseCpuId(item);
+    } else {
+      lo = parseCpuId(item.substr(0, dash));
+      hi = parseCpuId(item.substr(dash + 1));
+    }
+    if (!lo || !hi)
+      return kube::makeKubeError(fmt::format(
+          "cpu list {:?}: bad item {:?} (want N or N-M, 0 <= N <= {})", body, item, kMaxCpuId));
+    if (*lo > *hi)
+      return kube::makeKubeError(fmt::format("cpu list {:?}: reversed range {:?}", body, item));
+    for (int c = *lo; c <= *hi; ++c)
+      cpus.push_back(c);
+    if (comma == std::string_view::npos)
+      break;
+    pos = comma + 1;
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+std::string formatCpuList(std::span<const int> cpus) {
+  std::vector<int> sorted(cpus.begin(), cpus.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::string out;
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1)
+      ++j;
+    if (!out.empty())
+      out += ',';
+    if (j == i)
+      fmt::format_to(std::back_inserter(out), "{}", sorted[i]);
+    else
+      fmt::format_to(std::back_inserter(out), "{}-{}", sorted[i], sorted[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace koord::cgroup

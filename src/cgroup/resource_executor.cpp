@@ -1,0 +1,337 @@
+#include "koord/cgroup/resource_executor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "koord/cgroup/kubepods_path.h"
+
+namespace koord::cgroup {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd = -1) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
+  ~UniqueFd() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::optional<std::int64_t> parseInt(std::string_view s) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+    return std::nullopt;
+  return v;
+}
+
+// cpu.max is "<quota|max> <period>".
+std::pair<std::string, std::string> splitCpuMax(std::string_view content) {
+  content = trim(content);
+  auto space = content.find(' ');
+  if (space == std::string_view::npos)
+    return {std::string(content), "100000"};
+  return {std::string(content.substr(0, space)), std::string(trim(content.substr(space + 1)))};
+}
+
+// The kernel stores memory limits in pages and "no limit" as a huge number (v1) or "max" (v2).
+constexpr std::int64_t kPage = 4096;
+std::optional<std::int64_t> memoryLimitOf(std::string_view content) {
+  content = trim(content);
+  if (content == "max" || content == "-1")
+    return -1;
+  auto v = parseInt(content);
+  if (v && *v >= (std::int64_t{1} << 62))
+    return -1;
+  return v;
+}
+
+bool sameValue(Resource r, std::string_view wanted_raw, std::string_view current_raw) {
+  if (r == Resource::kMemoryLimit) {
+    auto want = memoryLimitOf(wanted_raw);
+    auto have = memoryLimitOf(current_raw);
+    if (!want || !have)
+      return false;
+    if (*want < 0 || *have < 0)
+      return *want == *have;
+    return *want / kPage == *have / kPage;
+  }
+  return trim(wanted_raw) == trim(current_raw);
+}
+
+std::string errnoText(int e) {
+  return std::strerror(e);
+}
+
+}  // namespace
+
+ResourceExecutor::ResourceExecutor(CgroupRoot root) : root_(std::move(root)) {}
+
+fs::path ResourceExecutor::pathOf(std::string_view dir, Resource r) const {
+  auto file = resourceFile(r, root_.version);
+  fs::path p = root_.root;
+  if (!file.subsystem.empty())
+    p /= file.subsystem;
+  return p / dir / file.file;
+}
+
+namespace {
+
+// Opens root/<subsystem>/<dir> one component at a time. The root and the subsystem are the
+// operator's (often symlinks: cpu -> cpu,cpuacct); every component of `dir` is opened with
+// O_NOFOLLOW, so a symlink planted inside the tree ends the walk instead of leaving it.
+kube::Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view subsystem,
+                                       std::string_view dir) {
+  if (!validRelativeDir(dir)) {
+    return kube::makeKubeError(
+        fmt::format("cgroup directory {:?}: not a relative cgroup path", std::string(dir)));
+  }
+  fs::path base = root;
+  if (!subsystem.empty())
+    base /= subsystem;
+  UniqueFd fd(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0)
+    return kube::makeKubeError(fmt::format("open {}: {}", base.string(), errnoText(errno)));
+  std::size_t start = 0;
+  while (start <= dir.size()) {
+    auto slash = dir.find('/', start);
+    std::string part(dir.substr(start, slash == std::string_view::npos ? dir.npos : slash - start));
+    UniqueFd next(::openat(fd.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) {
+      int e = errno;
+      struct stat st {};
+      bool link =
+          ::fstatat(fd.get(), part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+      return kube::makeKubeError(
+          fmt::format("open {}: {}", (base / dir).string(),
+                      link ? "a symlink in the cgroup path, not followed" : errnoText(e)));
+    }
+    fd = std::move(next);
+    if (slash == std::string_view::npos)
+      break;
+    start = slash + 1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+kube::Expected<std::vector<std::string>> ResourceExecutor::listChildren(std::string_view dir,
+                                                                        Resource r) const {
+  auto file = resourceFile(r, root_.version);
+  auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
+  if (!dfd)
+    return dfd.error();
+  int fd = ::openat(dfd->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return kube::makeKubeError(
+        fmt::format("list {}: {}", (root_.root / file.subsystem / dir).string(), errnoText(errno)));
+  }
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return kube::makeKubeError(
+        fmt::format("list {}: {}", (root_.root / file.subsystem / dir).string(), errnoText(errno)));
+  }
+  std::vector<std::string> out;
+  while (const dirent* e = ::readdir(d)) {
+    std::string_view name(e->d_name);
+    if (name == "." || name == "..")
+      continue;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_UNKNOWN) {
+      struct stat st {};
+      is_dir =
+          ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (!is_dir)
+      continue;
+    std::string child = fmt::format("{}/{}", dir, name);
+    if (validRelativeDir(child))
+      out.push_back(std::move(child));
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool ResourceExecutor::exists(std::string_view dir, Resource r) const {
+  return openCgroupDir(root_.root, resourceFile(r, root_.version).subsystem, dir).has_value();
+}
+
+kube::Expected<std::string> ResourceExecutor::readRaw(std::string_view dir,
+                                                      const ResourceFile& file) const {
+  auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
+  if (!dfd)
+    return dfd.error();
+  std::string fname(file.file);
+  UniqueFd fd(::openat(dfd->get(), fname.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  fs::path shown = root_.root / file.subsystem / dir / file.file;
+  if (fd.get() < 0)
+    return kube::makeKubeError(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
+  std::string out;
+  char buf[4096];
+  while (true) {
+    auto n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return kube::makeKubeError(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
+    }
+    if (n == 0)
+      break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > (1u << 20))
+      return kube::makeKubeError(fmt::format("read {}: larger than 1 MiB", shown.string()));
+  }
+  return out;
+}
+
+kube::Expected<void> ResourceExecutor::writeRaw(std::string_view dir, const ResourceFile& file,
+                                                std::string_view value) const {
+  auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
+  if (!dfd)
+    return dfd.error();
+  std::string fname(file.file);
+  fs::path shown = root_.root / file.subsystem / dir / file.file;
+  // No O_CREAT: a cgroup file that is not there is an error, never a new regular file.
+  UniqueFd fd(::openat(dfd->get(), fname.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_TRUNC));
+  if (fd.get() < 0) {
+    return kube::makeKubeError(
+        fmt::format("write {} = {:?}: {}", shown.string(), std::string(value), errnoText(errno)));
+  }
+  auto n = ::write(fd.get(), value.data(), value.size());
+  if (n < 0 || static_cast<std::size_t>(n) != value.size()) {
+    int e = n < 0 ? errno : EIO;
+    return kube::makeKubeError(
+        fmt::format("write {} = {:?}: {}", shown.string(), std::string(value), errnoText(e)));
+  }
+  return {};
+}
+
+kube::Expected<std::string> ResourceExecutor::read(std::string_view dir, Resource r) const {
+  auto file = resourceFile(r, root_.version);
+  auto raw = readRaw(dir, file);
+  if (!raw)
+    return raw.error();
+  auto content = trim(*raw);
+  if (root_.version == CgroupVersion::kV1) {
+    if (r == Resource::kMemoryLimit) {
+      auto limit = memoryLimitOf(content);
+      if (limit && *limit < 0)
+        return std::string("-1");
+    }
+    return std::string(content);
+  }
+  switch (r) {
+    case Resource::kCpuShares: {
+      auto weight = parseInt(content);
+      if (!weight)
+        return kube::makeKubeError(fmt::format("read {}: {:?} is not a weight",
+                                               pathOf(dir, r).string(), std::string(content)));
+      return std::to_string(weightToShares(*weight));
+    }
+    case Resource::kCpuCfsQuota: {
+      auto quota = splitCpuMax(content).first;
+      return quota == "max" ? std::string("-1") : quota;
+    }
+    case Resource::kCpuCfsPeriod:
+      return splitCpuMax(content).second;
+    case Resource::kMemoryLimit:
+      return content == "max" ? std::string("-1") : std::string(content);
+    case Resource::kCpuAcctUsage: {
+      // usage_usec in cpu.stat, answered in v1's nanoseconds.
+      std::string_view rest = content;
+      while (!rest.empty()) {
+        auto nl = rest.find('\n');
+        auto line = rest.substr(0, nl);
+        if (line.rfind("usage_usec ", 0) == 0) {
+          auto v = parseInt(trim(line.substr(11)));
+          if (v)
+            return std::to_string(*v * 1000);
+        }
+        if (nl == std::string_view::npos)
+          break;
+        rest = rest.substr(nl + 1);
+      }
+      return kube::makeKubeError(fmt::format("read {}: no usage_usec", pathOf(dir, r).string()));
+    }
+    default:
+      return std::string(content);
+  }
+}
+
+kube::Expected<WriteOutcome> ResourceExecutor::write(std::string_view dir, Resource r,
+                                                     std::string_view value) {
+  if (!validRelativeDir(dir)) {
+    return kube::makeKubeError(
+        fmt::format("cgroup directory {:?}: not a relative cgroup path", std::string(dir)));
+  }
+  auto valid = validateValue(r, value);
+  if (!valid)
+    return valid.error();
+  const auto file = resourceFile(r, root_.version);
+  // Read first: the current content both decides "unchanged" and, for v2's cpu.max, supplies
+  // the half of the file this write does not change.
+  auto current = readRaw(dir, file);
+  if (!current)
+    return current.error();
+  std::string raw = *valid;
+  if (root_.version == CgroupVersion::kV2) {
+    auto parsed = parseInt(*valid);
+    switch (r) {
+      case Resource::kCpuShares:
+        raw = std::to_string(sharesToWeight(parsed.value_or(2)));
+        break;
+      case Resource::kCpuCfsQuota:
+        raw = fmt::format("{} {}", *valid == "-1" ? "max" : *valid, splitCpuMax(*current).second);
+        break;
+      case Resource::kCpuCfsPeriod:
+        raw = fmt::format("{} {}", splitCpuMax(*current).first, *valid);
+        break;
+      case Resource::kMemoryLimit:
+        raw = *valid == "-1" ? "max" : *valid;
+        break;
+      default:
+        break;
+    }
+  }
+  if (sameValue(r, raw, *current))
+    return WriteOutcome::kUnchanged;
+  auto written = writeRaw(dir, file, raw);
+  if (!written)
+    return written.error();
+  return WriteOutcome::kWritten;
+}
+
+}  // namespace koord::cgroup

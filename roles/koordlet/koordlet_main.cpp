@@ -14,6 +14,7 @@
 #include "koordlet_options.h"
 #include "metriccache/metric_cache.h"
 #include "metricsadvisor/resource_collector.h"
+#include "metricsadvisor/usage_gauges.h"
 #include "periodic_task.h"
 #include "qosmanager/cpusuppress/cpu_suppress.h"
 #include "qosmanager/qos_evictors.h"
@@ -117,22 +118,14 @@ int roleMain(int argc, char** argv) {
     so.kubelet_preferred_address_type = o.kubelet_preferred_address_type;
     StatesInformer states(client, io, so);
 
-    auto& cache_bytes = role.metrics().gauge("koordlet_metric_cache_bytes",
-                                             "Memory held by the in-process metric cache", {});
-    auto& node_cpu =
-        role.metrics().gauge("koordlet_node_resource_usage",
-                             "The node's usage as last collected (cores, bytes)", {"resource"});
+    UsageGauges gauges(role.metrics(), o.node_name);
     ResourceCollector collector(cgroups, o.proc_root_dir, cache);
     PeriodicTask collect(io, "metrics advisor", o.collect_res_used_interval, [&] {
       auto pods = states.pods();
       if (pods == nullptr)
         return;
       collector.collect(*pods, std::chrono::system_clock::now(), std::chrono::steady_clock::now());
-      if (auto v = cache.last(metriccache::MetricKind::kNodeCPUUsage, ""))
-        node_cpu.with({"cpu"}).set(v->value);
-      if (auto v = cache.last(metriccache::MetricKind::kNodeMemoryUsage, ""))
-        node_cpu.with({"memory"}).set(v->value);
-      cache_bytes.with({}).set(static_cast<double>(cache.approximateBytes()));
+      gauges.update(cache, *pods);
     });
     PeriodicTask gc(io, "metric cache gc", seconds(o.metric_gc_interval_seconds),
                     [&] { cache.collectGarbage(std::chrono::system_clock::now()); });
@@ -153,7 +146,7 @@ int roleMain(int argc, char** argv) {
           [&] { suppress->runOnce(states.snapshot(), std::chrono::system_clock::now()); });
     }
 
-    qosmanager::PodEvictor evictor(client, recorder, role.metrics());
+    qosmanager::PodEvictor evictor(client, recorder, role.metrics(), o.node_name);
     qosmanager::QoSEvictors evictors(cache, evictor, o.collect_res_used_interval,
                                      seconds(o.memory_evict_cool_time_seconds),
                                      seconds(o.cpu_evict_cool_time_seconds));

@@ -188,6 +188,12 @@ T& Family<T>::with(std::initializer_list<std::string_view> values) {
   return with(v);
 }
 
+template <typename T>
+bool Family<T>::remove(const LabelValues& values) {
+  std::lock_guard lock(mu_);
+  return children_.erase(values) > 0;
+}
+
 template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;

@@ -61,7 +61,7 @@ std::vector<double> exponentialBuckets(double start, double factor, int count);
 using LabelValues = std::vector<std::string>;
 
 /// A metric name with fixed label names; children are created on first use of a label set and
-/// live as long as the registry, so returned references stay valid.
+/// live as long as the registry (or until remove()), so returned references stay valid.
 template <typename T>
 class Family {
  public:
@@ -70,6 +70,9 @@ class Family {
   /// Throws std::invalid_argument when the number of values differs from the label names.
   T& with(const LabelValues& values);
   T& with(std::initializer_list<std::string_view> values);
+  /// Drops a child (a pod that left the node), so per-object series do not pile up. References
+  /// to it must not be used afterwards. Returns whether it existed.
+  bool remove(const LabelValues& values);
 
   const std::string& name() const { return name_; }
   const std::string& help() const { return help_; }

@@ -111,6 +111,18 @@ TEST_CASE("exposition parses back to the recorded values", "[core][metrics]") {
   CHECK(p.samples["koord_latency_seconds_sum{path=\"/x\"}"] == Approx(5.65));
 }
 
+TEST_CASE("a removed child leaves the exposition; the others stay", "[core][metrics]") {
+  Registry r;
+  auto& usage = r.gauge("koordlet_pod_resource_usage", "Pod usage.", {"pod", "resource"});
+  usage.with({"a", "cpu"}).set(1);
+  usage.with({"b", "cpu"}).set(2);
+  CHECK(usage.remove({"a", "cpu"}));
+  CHECK_FALSE(usage.remove({"a", "cpu"}));
+  auto p = parseExposition(r.render());
+  CHECK(p.samples.count("koordlet_pod_resource_usage{pod=\"a\",resource=\"cpu\"}") == 0);
+  CHECK(p.samples["koordlet_pod_resource_usage{pod=\"b\",resource=\"cpu\"}"] == 2);
+}
+
 TEST_CASE("registering a name twice returns the family or refuses a clash", "[core][metrics]") {
   Registry r;
   auto& a = r.counter("x_total", "x", {"l"});

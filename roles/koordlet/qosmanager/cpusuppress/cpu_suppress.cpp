@@ -42,9 +42,9 @@ CPUSuppress::CPUSuppress(const mc::MetricCache& cache, cgroup::ResourceExecutor&
       cgroups_(cgroups),
       topology_(std::move(topology)),
       collect_interval_(collect_interval),
-      suppress_cores_(registry.gauge("koordlet_be_suppress_cores",
-                                     "CPUs (cpuset) or cores (cfsQuota) BE pods are held to",
-                                     {"type"})) {}
+      // Koordinator's name and labels, so existing dashboards keep working.
+      suppress_cores_(registry.gauge("koordlet_be_suppress_cpu_cores",
+                                     "Number of cores suppress by koordlet", {"node", "type"})) {}
 
 void CPUSuppress::recoverCFSQuota() {
   if (cfs_quota_recovered_)
@@ -196,7 +196,7 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
       }
     }
     cfs_quota_recovered_ = false;
-    suppress_cores_.with({"cfsQuota"})
+    suppress_cores_.with({node->name, "cfsQuota"})
         .set(static_cast<double>(round.be_cfs_quota) / static_cast<double>(kBECFSPeriodMicros));
     recoverCPUSet();
     return round;
@@ -215,7 +215,7 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
   if (!cpus.empty() && writeBECPUSet(cpus, old_cpus)) {
     round.be_cpus = cpus;
     cpuset_recovered_ = false;
-    suppress_cores_.with({"cpuset"}).set(static_cast<double>(cpus.size()));
+    suppress_cores_.with({node->name, "cpuset"}).set(static_cast<double>(cpus.size()));
   }
   recoverCFSQuota();
   return round;

@@ -17,14 +17,20 @@ namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
 
 struct PodEvictor::Impl {
-  Impl(kube::RestClient& c, kube::EventRecorder& e, metrics::Registry& r)
+  Impl(kube::RestClient& c, kube::EventRecorder& e, metrics::Registry& r, std::string node)
       : client(c),
         events(e),
-        evictions(r.counter("koordlet_pod_eviction_total", "Pods the koordlet evicted, by reason",
-                            {"reason", "result"})) {}
+        node_name(std::move(node)),
+        // Koordinator's koordlet_pod_eviction counts accepted evictions by reason.
+        evictions(r.counter("koordlet_pod_eviction", "Number of eviction launched by koordlet",
+                            {"node", "reason"})),
+        failures(r.counter("koordlet_pod_eviction_failed", "Evictions the API server refused",
+                           {"node", "reason"})) {}
   kube::RestClient& client;
   kube::EventRecorder& events;
+  std::string node_name;
   metrics::CounterFamily& evictions;
+  metrics::CounterFamily& failures;
   mutable std::mutex mu;
   std::map<std::string, Clock::time_point> evicted;  // uid -> when
 
@@ -39,8 +45,8 @@ struct PodEvictor::Impl {
 };
 
 PodEvictor::PodEvictor(kube::RestClient& client, kube::EventRecorder& events,
-                       metrics::Registry& registry)
-    : impl_(std::make_shared<Impl>(client, events, registry)) {}
+                       metrics::Registry& registry, std::string node_name)
+    : impl_(std::make_shared<Impl>(client, events, registry, std::move(node_name))) {}
 
 PodEvictor::~PodEvictor() = default;
 
@@ -79,14 +85,14 @@ void PodEvictor::evict(const PodMeta& pod, std::string reason, std::string messa
                            }
                            impl->events.record(ref, kube::EventType::kWarning, "evictPodSuccess",
                                                text);
-                           impl->evictions.with({reason, "success"}).inc();
+                           impl->evictions.with({impl->node_name, reason}).inc();
                            KOORD_LOG_INFO("evict pod {} success, reason: {}", key, reason);
                            done(true);
                            return;
                          }
                          impl->events.record(ref, kube::EventType::kWarning, "evictPodFail",
                                              fmt::format("{}, error {}", text, r.error().message));
-                         impl->evictions.with({reason, "error"}).inc();
+                         impl->failures.with({impl->node_name, reason}).inc();
                          KOORD_LOG_ERROR("evict pod {} failed, reason: {}, error: {}", key, reason,
                                          r.error().message);
                          done(false);

@@ -22,7 +22,8 @@ namespace koord::roles::koordlet::qosmanager {
 
 class PodEvictor {
  public:
-  PodEvictor(kube::RestClient& client, kube::EventRecorder& events, metrics::Registry& registry);
+  PodEvictor(kube::RestClient& client, kube::EventRecorder& events, metrics::Registry& registry,
+             std::string node_name);
   ~PodEvictor();
   PodEvictor(const PodEvictor&) = delete;
   PodEvictor& operator=(const PodEvictor&) = delete;

@@ -223,6 +223,7 @@ int roleMain(int argc, char** argv) {
       if (batch_task)
         batch_task->stop();
       states.stop();
+      client.httpClient().closeIdleConnections();
     });
     return role.run();
   });

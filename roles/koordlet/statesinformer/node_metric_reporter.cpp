@@ -77,8 +77,10 @@ struct NodeMetricReporter::Impl : std::enable_shared_from_this<Impl> {
     auto status = buildNodeMetricStatus(cache, *pods, s, std::chrono::system_clock::now());
     json::value patch = json::object{{"status", std::move(status)}};
     const std::string name = nm->name;
-    limiter.asyncAcquire(io, [self = shared_from_this(), patch = std::move(patch), name,
-                              s](boost::system::error_code ec) mutable {
+    // The limiter's wait runs on our own timer, so stop() can cancel it.
+    timer.expires_after(limiter.acquire());
+    timer.async_wait([self = shared_from_this(), patch = std::move(patch), name,
+                      s](boost::system::error_code ec) mutable {
       if (ec || self->stopped)
         return;
       // A merge patch of the status subresource: only status changes, and no resourceVersion is

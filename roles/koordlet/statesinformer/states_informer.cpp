@@ -237,6 +237,8 @@ void StatesInformer::stop() {
   impl_->nodes.stop();
   impl_->node_slos.stop();
   impl_->node_metrics.stop();
+  // An idle keep-alive connection to the kubelet would hold the io_context until its deadline.
+  impl_->kubelet.closeIdleConnections();
   asio::post(impl_->io, [impl = impl_] { impl->timer.cancel(); });
 }
 

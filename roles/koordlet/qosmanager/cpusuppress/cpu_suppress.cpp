@@ -46,13 +46,20 @@ CPUSuppress::CPUSuppress(const mc::MetricCache& cache, cgroup::ResourceExecutor&
       suppress_cores_(registry.gauge("koordlet_be_suppress_cpu_cores",
                                      "Number of cores suppress by koordlet", {"node", "type"})) {}
 
+// A write that keeps failing (no kubelet yet, say) is worth one line, not one per second.
+void CPUSuppress::warnOnce(const std::string& message) {
+  if (message != last_write_error_)
+    KOORD_LOG_WARNING("cpu suppress: {}", message);
+  last_write_error_ = message;
+}
+
 void CPUSuppress::recoverCFSQuota() {
   if (cfs_quota_recovered_)
     return;
   const auto be = cgroup::qosTierDir(cgroups_.root().driver, cgroup::QoSTier::kBestEffort);
   auto r = cgroups_.write(be, Resource::kCpuCfsQuota, "-1");
   if (!r) {
-    KOORD_LOG_WARNING("cpu suppress: recover besteffort cfs quota: {}", r.error().message);
+    warnOnce("recover besteffort cfs quota: " + r.error().message);
     return;
   }
   cfs_quota_recovered_ = true;
@@ -106,7 +113,7 @@ bool CPUSuppress::writeBECPUSet(const std::vector<int>& cpus, const std::vector<
     if (!r) {
       if (*it == be) {
         ok = false;
-        KOORD_LOG_WARNING("cpu suppress: {}", r.error().message);
+        warnOnce(r.error().message);
       } else {
         KOORD_VLOG(4, "cpu suppress: {}", r.error().message);
       }
@@ -137,7 +144,7 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
     // Disabled (or no NodeSLO yet): BE pods get the whole node back.
     recoverCFSQuota();
     recoverCPUSet();
-    return skip("disabled by the NodeSLO");
+    return skip(slo ? "disabled by the NodeSLO" : "no NodeSLO for this node yet");
   }
   const auto& node = states.node;
   const auto& pods = states.pods;
@@ -188,7 +195,7 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
       (void)cgroups_.write(be, Resource::kCpuCfsPeriod, std::to_string(kBECFSPeriodMicros));
       auto r = cgroups_.write(be, Resource::kCpuCfsQuota, std::to_string(*next));
       if (!r) {
-        KOORD_LOG_WARNING("cpu suppress: {}", r.error().message);
+        warnOnce(r.error().message);
       } else {
         round.be_cfs_quota = *next;
         KOORD_VLOG(3, "cpu suppress: besteffort cfs quota {} (suppress {}m)", *next,

@@ -46,6 +46,7 @@ class CPUSuppress {
   CPUSuppressRound runOnce(const StatesSnapshot& states, std::chrono::system_clock::time_point now);
 
  private:
+  void warnOnce(const std::string& message);
   void recoverCFSQuota();
   void recoverCPUSet();
   bool writeBECPUSet(const std::vector<int>& cpus, const std::vector<int>& old_cpus);
@@ -58,6 +59,7 @@ class CPUSuppress {
   bool cfs_quota_recovered_ = false;
   bool cpuset_recovered_ = false;
   std::string last_error_;
+  std::string last_write_error_;
 };
 
 }  // namespace qosmanager

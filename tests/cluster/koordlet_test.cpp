@@ -1,0 +1,279 @@
+// koordlet end to end on a real node (containerd + kubelet): its NodeMetric report follows a
+// CPU-bound pod within a report interval, a BE pod's batch resources become its cgroup values,
+// and node memory above the NodeSLO threshold evicts the BE pod, never the LS ones.
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "cluster_api.h"
+#include "cluster_env.h"
+#include "koord/cgroup/proc_readers.h"
+#include "koord/kube/quantity.h"
+#include "manifests.h"
+#include "subprocess.h"
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+using koord::kube::ResourceRef;
+using koord::testing::KubeApi;
+using koord::testing::ok;
+using koord::testing::str;
+using koord::testing::TestNamespace;
+using koord::testing::tokenConfig;
+
+namespace {
+
+const ResourceRef kPods{"", "v1", "pods", "", "", ""};
+const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
+const ResourceRef kConfigMaps{"", "v1", "configmaps", "", "", ""};
+const ResourceRef kEvents{"", "v1", "events", "", "", ""};
+const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
+
+ResourceRef named(ResourceRef ref, const std::string& name, const std::string& ns = "") {
+  ref.name = name;
+  ref.namespace_ = ns;
+  return ref;
+}
+
+std::string bin() {
+  const char* b = std::getenv("KOORD_BINARY");
+  if (b == nullptr)
+    FAIL("KOORD_BINARY is not set");
+  return b;
+}
+
+bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& check) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (check())
+      return true;
+    std::this_thread::sleep_for(500ms);
+  }
+  return check();
+}
+
+std::int64_t milli(const json::value& v, std::initializer_list<const char*> path) {
+  std::string q = str(v, path);
+  if (q.empty())
+    return -1;
+  return koord::kube::Quantity::parse(q).value().milliValue();
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// A pod on the test node: host network (the node's CNI is loopback only) and the local image.
+json::object nodePod(const std::string& name, const std::string& ns, const std::string& node,
+                     const std::string& script, json::object labels, json::object requests,
+                     json::object limits, const std::string& priority_class = "") {
+  auto env = koord::testing::readClusterEnv();
+  json::object spec{
+      {"nodeName", node},
+      {"hostNetwork", true},
+      {"terminationGracePeriodSeconds", 1},
+      {"containers",
+       json::array{json::object{{"name", "main"},
+                                {"image", koord::testing::needEnv(env, "KOORD_TEST_IMAGE")},
+                                {"imagePullPolicy", "Never"},
+                                {"command", json::array{"sh", "-c", script}},
+                                {"resources", json::object{{"requests", std::move(requests)},
+                                                           {"limits", std::move(limits)}}}}}}};
+  if (!priority_class.empty())
+    spec["priorityClassName"] = priority_class;
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", json::object{{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
+      {"spec", std::move(spec)}};
+}
+
+bool running(koord::kube::RestClient& api, const std::string& ns, const std::string& name) {
+  auto p = api.getSync(named(kPods, name, ns));
+  return p && str(*p, {"status", "phase"}) == "Running";
+}
+
+std::string sloConfig(int memory_evict_threshold) {
+  return std::string(
+             R"({"clusterStrategy": {"enable": true, "cpuSuppressThresholdPercent": 65, )") +
+         R"("memoryEvictThresholdPercent": )" + std::to_string(memory_evict_threshold) + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[koordlet]") {
+  KubeApi api(tokenConfig());
+  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyManifestFile(*api, koord::testing::deployDir() + "/priority-classes.yaml");
+  auto env = koord::testing::readClusterEnv();
+  const std::string node = koord::testing::needEnv(env, "KOORD_NODE_NAME");
+  TestNamespace sys(*api, "koord-sys");
+  TestNamespace work(*api, "koordlet-e2e");
+
+  // Colocation on, reports every 30 s over 60 s; suppression (cpuset policy, which on this
+  // 2-CPU node keeps both CPUs) and BE memory eviction with a threshold nothing reaches yet.
+  ok(api->createSync(named(kConfigMaps, "", sys.name()),
+                     json::object{{"apiVersion", "v1"},
+                                  {"kind", "ConfigMap"},
+                                  {"metadata", {{"name", "slo-controller-config"}}},
+                                  {"data",
+                                   {{"colocation-config",
+                                     R"({"enable": true, "metricReportIntervalSeconds": 30,
+                                         "metricAggregateDurationSeconds": 60})"},
+                                    {"resource-threshold-config", sloConfig(99)}}}}),
+     "slo-controller-config");
+
+  int manager_health = koord::testing::freeLoopbackPort();
+  koord::testing::Subprocess manager(
+      {bin(), "manager", "--kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
+       "--leader-election-namespace=" + sys.name(), "--config-namespace=" + sys.name(),
+       "--metrics-addr=127.0.0.1:" + std::to_string(koord::testing::freeLoopbackPort()),
+       "--health-probe-addr=127.0.0.1:" + std::to_string(manager_health),
+       "--feature-gates=PodMutatingWebhook=false,PodValidatingWebhook=false"},
+      {{"POD_NAMESPACE", sys.name()}});
+  int koordlet_port = koord::testing::freeLoopbackPort();
+  koord::testing::Subprocess koordlet(
+      {bin(), "koordlet", "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
+       "-cgroup-root-dir=/sys/fs/cgroup/",
+       "-kubelet-read-only-port=" + koord::testing::needEnv(env, "KOORD_KUBELET_READONLY_PORT"),
+       "-addr=127.0.0.1:" + std::to_string(koordlet_port), "-feature-gates=BEMemoryEvict=true",
+       "-v=4"},
+      {{"NODE_NAME", node}, {"agent_mode", "hostMode"}});
+
+  struct Cleanup {
+    koord::kube::RestClient& api;
+    std::string ns;
+    ~Cleanup() {
+      for (const char* p : {"be-batch", "ls-hog", "ls-mem"}) {
+        koord::kube::DeleteOptions o;
+        o.grace_period_seconds = 0;
+        (void)api.removeSync(named(kPods, p, ns), o);
+      }
+    }
+  } cleanup{*api, work.name()};
+
+  SECTION("the whole flow") {
+    // 1. The first report arrives and gives the node batch resources to admit a BE pod.
+    REQUIRE(eventually(120s, [&] {
+      auto nm = api->getSync(named(kNodeMetrics, node));
+      return nm && milli(*nm, {"status", "nodeMetric", "nodeUsage", "resources", "cpu"}) > 0;
+    }));
+    REQUIRE(eventually(120s, [&] {
+      auto n = api->getSync(named(kNodes, node));
+      return n && milli(*n, {"status", "allocatable", "kubernetes.io/batch-cpu"}) >= 200'000;
+    }));
+
+    // 2. A BE pod with batch resources: its cgroups get cpu.shares from the batch-cpu request,
+    //    the CFS quota from its limit and the memory limit from batch-memory.
+    ok(api->createSync(named(kPods, "", work.name()),
+                       nodePod("be-batch", work.name(), node, "sleep 3600",
+                               json::object{{"koordinator.sh/qosClass", "BE"}},
+                               json::object{{"kubernetes.io/batch-cpu", "100"},
+                                            {"kubernetes.io/batch-memory", "64Mi"}},
+                               json::object{{"kubernetes.io/batch-cpu", "200"},
+                                            {"kubernetes.io/batch-memory", "64Mi"}},
+                               "koord-batch")),
+       "be pod");
+    REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "be-batch"); }));
+    auto be = ok(api->getSync(named(kPods, "be-batch", work.name())), "be pod");
+    const std::string pod_dir = "kubepods/besteffort/pod" + str(be, {"metadata", "uid"});
+    CHECK(eventually(30s, [&] {
+      return readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") == "102" &&
+             readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.cfs_quota_us") == "20000" &&
+             readFile("/sys/fs/cgroup/memory/" + pod_dir + "/memory.limit_in_bytes") ==
+                 std::to_string(64 << 20);
+    }));
+    INFO("pod cgroup " << pod_dir << ": shares "
+                       << readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") << ", quota "
+                       << readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.cfs_quota_us"));
+
+    // 3. A CPU-bound LS pod shows up in the next report with about a core of usage.
+    ok(api->createSync(named(kPods, "", work.name()),
+                       nodePod("ls-hog", work.name(), node, "while :; do :; done", {},
+                               json::object{{"cpu", "500m"}}, json::object{})),
+       "ls hog");
+    REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "ls-hog"); }));
+    const auto hog_running = std::chrono::system_clock::now();
+    std::int64_t hog_milli = -1;
+    std::chrono::system_clock::time_point reported;
+    CHECK(eventually(75s, [&] {
+      auto nm = api->getSync(named(kNodeMetrics, node));
+      if (!nm)
+        return false;
+      for (const auto& p : nm->at("status").at("podsMetric").as_array()) {
+        if (str(p, {"name"}) == "ls-hog" && str(p, {"namespace"}) == work.name()) {
+          hog_milli = milli(p, {"podUsage", "resources", "cpu"});
+          reported = std::chrono::system_clock::now();
+          return hog_milli >= 600;
+        }
+      }
+      return false;
+    }));
+    INFO("ls-hog reported at " << hog_milli << "m");
+    CHECK(hog_milli >= 600);
+    // The next report after the koordlet saw the pod: one report interval (30 s) after at most
+    // one kubelet sync (10 s), plus the two collector rounds a first rate needs.
+    CHECK(reported - hog_running <= 45s);
+
+    // 4. Node memory above the threshold: the BE pod is evicted, the LS pods stay.
+    auto mem = koord::cgroup::readMemInfo("/proc").value();
+    auto n = ok(api->getSync(named(kNodes, node)), "node");
+    const std::int64_t capacity =
+        koord::kube::Quantity::parse(str(n, {"status", "capacity", "memory"})).value().value();
+    const auto used_percent =
+        static_cast<int>(static_cast<std::int64_t>(mem.usageWithoutPageCache()) * 100 / capacity);
+    ok(api->patchSync(
+           named(kConfigMaps, "slo-controller-config", sys.name()),
+           koord::kube::PatchType::kMergePatch,
+           json::object{{"data", {{"resource-threshold-config", sloConfig(used_percent + 2)}}}}),
+       "lower the memory threshold");
+    // 4% of the node held by an LS pod: pushes usage past threshold (used + 2%).
+    const std::int64_t hold = capacity / 25;
+    ok(api->createSync(
+           named(kPods, "", work.name()),
+           nodePod("ls-mem", work.name(), node,
+                   "(head -c " + std::to_string(hold) + " /dev/zero; sleep 3600) | tail", {},
+                   json::object{{"cpu", "100m"}}, json::object{})),
+       "ls memory");
+    CHECK(eventually(120s, [&] {
+      auto p = api->getSync(named(kPods, "be-batch", work.name()));
+      return !p || p->as_object().at("metadata").as_object().contains("deletionTimestamp");
+    }));
+    auto events = ok(api->listSync(named(kEvents, "", work.name())), "events");
+    bool evict_event = false;
+    for (const auto& e : events.at("items").as_array()) {
+      if (str(e, {"reason"}) == "evictPodSuccess" &&
+          str(e, {"involvedObject", "name"}) == "be-batch") {
+        evict_event = true;
+        CHECK(str(e, {"message"}).find("BEMemoryEvict") != std::string::npos);
+      }
+    }
+    CHECK(evict_event);
+    for (const char* ls : {"ls-hog", "ls-mem"}) {
+      auto p = api->getSync(named(kPods, ls, work.name()));
+      REQUIRE(p.has_value());
+      CHECK_FALSE(p->as_object().at("metadata").as_object().contains("deletionTimestamp"));
+    }
+  }
+  koordlet.signal(SIGTERM);
+  auto stopped = koordlet.wait(15s);
+  if (stopped.exit_code != 0) {
+    std::ofstream(std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                  "/koordlet-e2e.err")
+        << stopped.err;
+  }
+  INFO("koordlet signal " << stopped.signal << ", timed out " << stopped.timed_out);
+  CHECK(stopped.exit_code == 0);
+  manager.signal(SIGTERM);
+  (void)manager.wait(15s);
+}

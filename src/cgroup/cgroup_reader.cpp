@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "koord/cgroup/resource_executor.h"
+#include "text_fields.h"
 
 namespace koord::cgroup {
 
@@ -24,15 +25,14 @@ kube::Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues
     if (line.empty())
       continue;
     auto space = line.find(' ');
-    std::uint64_t v = 0;
-    auto value = space == std::string_view::npos ? std::string_view{} : line.substr(space + 1);
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (space == std::string_view::npos || ec != std::errc() ||
-        end != value.data() + value.size()) {
+    auto value = space == std::string_view::npos
+                     ? std::optional<std::uint64_t>()
+                     : text::parseNumber<std::uint64_t>(line.substr(space + 1));
+    if (!value) {
       return kube::makeKubeError(
           fmt::format("{}: line {:?} is not \"key value\"", what, std::string(line)));
     }
-    out.emplace(std::string(line.substr(0, space)), v);
+    out.emplace(std::string(line.substr(0, space)), *value);
   }
   return out;
 }
@@ -43,13 +43,12 @@ kube::Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::
   auto text = e.read(dir, Resource::kCpuAcctUsage);
   if (!text)
     return text.error();
-  std::uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-  if (text->empty() || ec != std::errc() || end != text->data() + text->size()) {
+  auto v = text::parseNumber<std::uint64_t>(*text);
+  if (!v) {
     return kube::makeKubeError(fmt::format("{}: {:?} is not a counter",
                                            e.pathOf(dir, Resource::kCpuAcctUsage).string(), *text));
   }
-  return v;
+  return *v;
 }
 
 kube::Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e,

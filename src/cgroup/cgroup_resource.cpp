@@ -1,4 +1,6 @@
 #include "koord/cgroup/cgroup_resource.h"
+#include "koord/cgroup/cpu_topology.h"
+#include "text_fields.h"
 
 #include <array>
 #include <charconv>
@@ -11,6 +13,12 @@
 namespace koord::cgroup {
 
 namespace {
+
+using text::trim;
+
+std::optional<std::int64_t> parseInt(std::string_view s) {
+  return text::parseNumber<std::int64_t>(s);
+}
 
 struct Entry {
   Resource resource;
@@ -41,55 +49,6 @@ const Entry& entryOf(Resource r) {
       return e;
   }
   return kTable.front();  // unreachable: every enumerator has a row
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::optional<std::int64_t> parseInt(std::string_view s) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty())
-    return std::nullopt;
-  return v;
-}
-
-// The kernel's list syntax ("0-3,8,10-11": ascending ids below 8192), in the canonical form the
-// kernel reads back ("0,1,2,3" -> "0-3"), so an unchanged set compares equal.
-std::optional<std::string> canonicalIdList(std::string_view s) {
-  if (s.empty())
-    return std::nullopt;
-  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
-  while (true) {
-    auto comma = s.find(',');
-    auto part = s.substr(0, comma);
-    auto dash = part.find('-');
-    auto lo = parseInt(part.substr(0, dash));
-    auto hi = dash == std::string_view::npos ? lo : parseInt(part.substr(dash + 1));
-    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi >= 8192)
-      return std::nullopt;
-    if (!ranges.empty() && *lo <= ranges.back().second)
-      return std::nullopt;  // overlapping or descending
-    if (!ranges.empty() && *lo == ranges.back().second + 1)
-      ranges.back().second = *hi;
-    else
-      ranges.emplace_back(*lo, *hi);
-    if (comma == std::string_view::npos)
-      break;
-    s = s.substr(comma + 1);
-  }
-  std::string out;
-  for (const auto& [lo, hi] : ranges) {
-    if (!out.empty())
-      out += ',';
-    out += lo == hi ? std::to_string(lo) : fmt::format("{}-{}", lo, hi);
-  }
-  return out;
 }
 
 }  // namespace
@@ -151,10 +110,14 @@ kube::Expected<std::string> validateValue(Resource r, std::string_view raw) {
       return inRange(1, kMax);
     }
     case Resource::kCpusetCpus:
-    case Resource::kCpusetMems:
-      if (auto canonical = canonicalIdList(value))
-        return *canonical;
-      return bad("not a list of ascending ids and ranges below 8192");
+    case Resource::kCpusetMems: {
+      // Written in the form the kernel reads back ("0,1,2,3" -> "0-3"), so an unchanged set
+      // compares equal.
+      auto ids = parseCpuList(value);
+      if (!ids || ids->empty())
+        return bad(ids ? "empty" : ids.error().message);
+      return formatCpuList(*ids);
+    }
     default:
       return bad("not writable");
   }

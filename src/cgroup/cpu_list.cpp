@@ -1,4 +1,5 @@
 #include "koord/cgroup/cpu_topology.h"
+#include "text_fields.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,14 +13,7 @@ namespace koord::cgroup {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const auto first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos)
-    return {};
-  const auto last = s.find_last_not_of(kSpace);
-  return s.substr(first, last - first + 1);
-}
+using text::trim;
 
 /// One id of a list: digits only (from_chars alone would take a leading '-'), at most kMaxCpuId.
 std::optional<int> parseCpuId(std::string_view s) {

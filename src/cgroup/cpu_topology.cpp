@@ -1,4 +1,5 @@
 #include "koord/cgroup/cpu_topology.h"
+#include "text_fields.h"
 
 #include <algorithm>
 #include <charconv>
@@ -15,17 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using text::trim;
+
+std::optional<int> parseInt(std::string_view s) {
+  return text::parseNumber<int>(s);
+}
+
 // sysfs attributes are a line or two; anything longer is not the file we mean.
 constexpr std::size_t kMaxSysfsFileBytes = 64 * 1024;
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const auto first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos)
-    return {};
-  const auto last = s.find_last_not_of(kSpace);
-  return s.substr(first, last - first + 1);
-}
 
 kube::Expected<std::string> readSmallFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -41,17 +39,6 @@ kube::Expected<std::string> readSmallFile(const fs::path& path) {
     return kube::makeKubeError(
         fmt::format("{}: larger than {} bytes", path.string(), kMaxSysfsFileBytes));
   return text;
-}
-
-/// A decimal integer, optionally negative, with nothing else around it.
-std::optional<int> parseInt(std::string_view s) {
-  if (s.empty() || s.front() == '+')
-    return std::nullopt;
-  int value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size())
-    return std::nullopt;
-  return value;
 }
 
 kube::Expected<int> readIntFile(const fs::path& path, int min_value) {

@@ -1,4 +1,5 @@
 #include "koord/cgroup/proc_readers.h"
+#include "text_fields.h"
 
 #include <unistd.h>
 
@@ -26,8 +27,10 @@ kube::Expected<std::string> slurp(const fs::path& path) {
 }
 
 bool parseU64(std::string_view s, std::uint64_t& out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+  auto v = text::parseNumber<std::uint64_t>(s);
+  if (v)
+    out = *v;
+  return v.has_value();
 }
 
 std::vector<std::string_view> fields(std::string_view line) {

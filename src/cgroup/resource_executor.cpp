@@ -14,12 +14,19 @@
 #include <fmt/format.h>
 
 #include "koord/cgroup/kubepods_path.h"
+#include "text_fields.h"
 
 namespace koord::cgroup {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+using text::trim;
+
+std::optional<std::int64_t> parseInt(std::string_view s) {
+  return text::parseNumber<std::int64_t>(s);
+}
 
 class UniqueFd {
  public:
@@ -38,22 +45,6 @@ class UniqueFd {
  private:
   int fd_;
 };
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::optional<std::int64_t> parseInt(std::string_view s) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size())
-    return std::nullopt;
-  return v;
-}
 
 // cpu.max is "<quota|max> <period>".
 std::pair<std::string, std::string> splitCpuMax(std::string_view content) {

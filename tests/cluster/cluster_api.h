@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -46,6 +48,34 @@ class KubeApi {
   std::thread thread_;
   std::unique_ptr<kube::RestClient> client_;
 };
+
+/// `ref` narrowed to one object (and namespace).
+inline kube::ResourceRef named(kube::ResourceRef ref, const std::string& name,
+                               const std::string& ns = "") {
+  ref.name = name;
+  ref.namespace_ = ns;
+  return ref;
+}
+
+/// The koord binary under test ($KOORD_BINARY, set by CTest).
+inline std::string koordBinary() {
+  const char* b = std::getenv("KOORD_BINARY");
+  if (b == nullptr)
+    FAIL("KOORD_BINARY is not set");
+  return b;
+}
+
+/// Polls `check` until it holds or `timeout` passes; the last answer is returned.
+inline bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& check,
+                       std::chrono::milliseconds poll = std::chrono::milliseconds(200)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (check())
+      return true;
+    std::this_thread::sleep_for(poll);
+  }
+  return check();
+}
 
 /// Names unique per run, so a leftover of an interrupted run never collides.
 inline std::string uniqueName(const std::string& prefix) {

@@ -22,7 +22,10 @@
 using namespace std::chrono_literals;
 namespace json = boost::json;
 using koord::kube::ResourceRef;
+using koord::testing::eventually;
+using koord::testing::koordBinary;
 using koord::testing::KubeApi;
+using koord::testing::named;
 using koord::testing::ok;
 using koord::testing::str;
 using koord::testing::TestNamespace;
@@ -35,29 +38,6 @@ const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
 const ResourceRef kConfigMaps{"", "v1", "configmaps", "", "", ""};
 const ResourceRef kEvents{"", "v1", "events", "", "", ""};
 const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
-
-ResourceRef named(ResourceRef ref, const std::string& name, const std::string& ns = "") {
-  ref.name = name;
-  ref.namespace_ = ns;
-  return ref;
-}
-
-std::string bin() {
-  const char* b = std::getenv("KOORD_BINARY");
-  if (b == nullptr)
-    FAIL("KOORD_BINARY is not set");
-  return b;
-}
-
-bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& check) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (check())
-      return true;
-    std::this_thread::sleep_for(500ms);
-  }
-  return check();
-}
 
 std::int64_t milli(const json::value& v, std::initializer_list<const char*> path) {
   std::string q = str(v, path);
@@ -135,7 +115,7 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
 
   int manager_health = koord::testing::freeLoopbackPort();
   koord::testing::Subprocess manager(
-      {bin(), "manager", "--kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
+      {koordBinary(), "manager", "--kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
        "--leader-election-namespace=" + sys.name(), "--config-namespace=" + sys.name(),
        "--metrics-addr=127.0.0.1:" + std::to_string(koord::testing::freeLoopbackPort()),
        "--health-probe-addr=127.0.0.1:" + std::to_string(manager_health),
@@ -143,7 +123,7 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
       {{"POD_NAMESPACE", sys.name()}});
   int koordlet_port = koord::testing::freeLoopbackPort();
   koord::testing::Subprocess koordlet(
-      {bin(), "koordlet", "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
+      {koordBinary(), "koordlet", "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
        "-cgroup-root-dir=/sys/fs/cgroup/",
        "-kubelet-read-only-port=" + koord::testing::needEnv(env, "KOORD_KUBELET_READONLY_PORT"),
        "-addr=127.0.0.1:" + std::to_string(koordlet_port), "-feature-gates=BEMemoryEvict=true",

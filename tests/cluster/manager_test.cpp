@@ -26,7 +26,10 @@
 using namespace std::chrono_literals;
 namespace json = boost::json;
 using koord::kube::ResourceRef;
+using koord::testing::eventually;
+using koord::testing::koordBinary;
 using koord::testing::KubeApi;
+using koord::testing::named;
 using koord::testing::ok;
 using koord::testing::str;
 using koord::testing::TestNamespace;
@@ -46,30 +49,6 @@ const ResourceRef kMutating{
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "", "", ""};
 const ResourceRef kValidating{
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "", ""};
-
-ResourceRef named(ResourceRef ref, const std::string& name, const std::string& ns = "") {
-  ref.name = name;
-  ref.namespace_ = ns;
-  return ref;
-}
-
-std::string bin() {
-  const char* b = std::getenv("KOORD_BINARY");
-  if (b == nullptr)
-    FAIL("KOORD_BINARY is not set");
-  return b;
-}
-
-// Polls `check` until it holds or `timeout` passes; the last state goes into the failure.
-bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& check) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (check())
-      return true;
-    std::this_thread::sleep_for(200ms);
-  }
-  return check();
-}
 
 std::string rfc3339(std::chrono::system_clock::time_point t) {
   std::time_t tt = std::chrono::system_clock::to_time_t(t);
@@ -137,7 +116,7 @@ struct Manager {
           bool webhooks) {
     auto env = koord::testing::readClusterEnv();
     std::vector<std::string> args{
-        bin(),
+        koordBinary(),
         "manager",
         "--kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
         "--leader-election-namespace=" + sys_ns,

@@ -6,9 +6,12 @@
 #include "metriccache/metric_cache.h"
 #include "qosmanager/cpusuppress/cpu_suppress.h"
 #include "statesinformer/states_snapshot.h"
+#include "suppress_states.h"
 #include "temp_tree.h"
 
 using namespace koord::roles::koordlet;
+using koord::roles::koordlet::testing::kBEUid;
+using koord::roles::koordlet::testing::kLSUid;
 namespace mc = koord::roles::koordlet::metriccache;
 namespace json = boost::json;
 using koord::testing::TempTree;
@@ -16,43 +19,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* kBEUid = "6e2b5f4e-2c6a-4f0c-9a51-2d8a1c0f3b7e";
-const char* kLSUid = "0123456789abcdef0123456789abcdef";
-
 koord::cgroup::CpuTopology fourCpus() {
   koord::cgroup::CpuTopology t;
   for (int i = 0; i < 4; ++i)
     t.cpus.push_back({i, i % 2, 0, 0});
   return t;
-}
-
-StatesSnapshot snapshot(std::string_view threshold_json) {
-  StatesSnapshot s;
-  auto node = std::make_shared<NodeInfo>();
-  node->name = "n1";
-  node->capacity.emplace("cpu", koord::kube::Quantity::parse("4").value());
-  node->allocatable.emplace("cpu", koord::kube::Quantity::parse("4").value());
-  s.node = node;
-  auto slo = std::make_shared<NodeSLOInfo>();
-  slo->resource_used_threshold_with_be =
-      std::make_shared<const json::object>(json::parse(threshold_json).as_object());
-  s.node_slo = slo;
-  PodMeta ls;
-  ls.namespace_ = "web";
-  ls.name = "nginx";
-  ls.uid = kLSUid;
-  ls.kube_qos = koord::apis::KubeQoS::kBurstable;
-  ls.phase = PodPhase::kRunning;
-  PodMeta be;
-  be.namespace_ = "batch";
-  be.name = "hog";
-  be.uid = kBEUid;
-  be.kube_qos = koord::apis::KubeQoS::kBestEffort;
-  be.labels["koordinator.sh/qosClass"] = "BE";
-  be.phase = PodPhase::kRunning;
-  s.pods = std::make_shared<std::vector<PodMeta>>(std::vector<PodMeta>{ls, be});
-  s.synced = true;
-  return s;
 }
 
 struct Fixture {
@@ -84,7 +55,8 @@ TEST_CASE("cfsQuota policy: the besteffort quota follows the formula") {
   Fixture f;
   qosmanager::CPUSuppress s(f.cache, f.e, fourCpus(), 1000ms, f.registry);
   auto round = s.runOnce(
-      snapshot(
+      testing::suppressStates(
+          "4",
           R"({"enable":true,"cpuSuppressThresholdPercent":65,"cpuSuppressPolicy":"cfsQuota"})"),
       f.now);
   REQUIRE(round.ran);
@@ -99,7 +71,8 @@ TEST_CASE("cfsQuota policy: the besteffort quota follows the formula") {
 TEST_CASE("cpuset policy: BE cgroups down to the pods get ceil(suppress) CPUs") {
   Fixture f;
   qosmanager::CPUSuppress s(f.cache, f.e, fourCpus(), 1000ms, f.registry);
-  auto round = s.runOnce(snapshot(R"({"enable":true,"cpuSuppressThresholdPercent":65})"), f.now);
+  auto round = s.runOnce(
+      testing::suppressStates("4", R"({"enable":true,"cpuSuppressThresholdPercent":65})"), f.now);
   REQUIRE(round.ran);
   CHECK(round.policy == qosmanager::CPUSuppressPolicy::kCPUSet);
   REQUIRE(round.be_cpus.size() == 2);
@@ -114,26 +87,30 @@ TEST_CASE("disabled, stale or unsynced: recover or do nothing, never guess") {
   qosmanager::CPUSuppress s(f.cache, f.e, fourCpus(), 1000ms, f.registry);
   // Suppressed first, then the NodeSLO turns it off: the quota goes back to unlimited.
   s.runOnce(
-      snapshot(
+      testing::suppressStates(
+          "4",
           R"({"enable":true,"cpuSuppressThresholdPercent":65,"cpuSuppressPolicy":"cfsQuota"})"),
       f.now);
   REQUIRE(f.t.read("cpu/" + f.be + "/cpu.cfs_quota_us") == "140000");
-  auto off = s.runOnce(snapshot(R"({"enable":false})"), f.now);
+  auto off = s.runOnce(testing::suppressStates("4", R"({"enable":false})"), f.now);
   CHECK_FALSE(off.ran);
   CHECK(f.t.read("cpu/" + f.be + "/cpu.cfs_quota_us") == "-1");
 
   // Usage older than two collect intervals: no decision.
   auto stale =
-      s.runOnce(snapshot(R"({"enable":true,"cpuSuppressPolicy":"cfsQuota"})"), f.now + 10s);
+      s.runOnce(testing::suppressStates("4", R"({"enable":true,"cpuSuppressPolicy":"cfsQuota"})"),
+                f.now + 10s);
   CHECK_FALSE(stale.ran);
   CHECK(f.t.read("cpu/" + f.be + "/cpu.cfs_quota_us") == "-1");
 
-  auto unsynced = snapshot(R"({"enable":true,"cpuSuppressPolicy":"cfsQuota"})");
+  auto unsynced = testing::suppressStates("4", R"({"enable":true,"cpuSuppressPolicy":"cfsQuota"})");
   unsynced.synced = false;
   CHECK_FALSE(s.runOnce(unsynced, f.now).ran);
 
   // A malformed strategy changes nothing and says why.
-  auto bad = s.runOnce(snapshot(R"({"enable":true,"cpuSuppressThresholdPercent":"high"})"), f.now);
+  auto bad = s.runOnce(
+      testing::suppressStates("4", R"({"enable":true,"cpuSuppressThresholdPercent":"high"})"),
+      f.now);
   CHECK_FALSE(bad.ran);
   CHECK(bad.skipped_because.find("cpuSuppressThresholdPercent") != std::string::npos);
 }

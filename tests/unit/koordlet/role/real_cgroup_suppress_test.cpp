@@ -20,17 +20,20 @@
 #include "metriccache/metric_cache.h"
 #include "qosmanager/cpusuppress/cpu_suppress.h"
 #include "statesinformer/states_snapshot.h"
+#include "suppress_states.h"
 #include "temp_tree.h"
 
 using namespace koord::roles::koordlet;
+using koord::roles::koordlet::testing::kBEUid;
+using koord::roles::koordlet::testing::kLSUid;
 namespace mc = koord::roles::koordlet::metriccache;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
 
-const char* kBEUid = "6e2b5f4e-2c6a-4f0c-9a51-2d8a1c0f3b7e";
-const char* kLSUid = "0123456789abcdef0123456789abcdef";
+constexpr const char* kCfsQuota =
+    R"({"enable":true,"cpuSuppressThresholdPercent":65,"cpuSuppressPolicy":"cfsQuota"})";
 
 bool writable(const fs::path& p) {
   return ::access(p.c_str(), W_OK) == 0;
@@ -109,37 +112,6 @@ struct RealCgroups {
   }
 };
 
-StatesSnapshot snapshot() {
-  StatesSnapshot s;
-  auto node = std::make_shared<NodeInfo>();
-  node->name = "node-a";
-  node->capacity.emplace("cpu", koord::kube::Quantity::parse("2").value());
-  node->allocatable.emplace("cpu", koord::kube::Quantity::parse("2").value());
-  s.node = node;
-  auto slo = std::make_shared<NodeSLOInfo>();
-  slo->resource_used_threshold_with_be = std::make_shared<const boost::json::object>(
-      boost::json::parse(
-          R"({"enable":true,"cpuSuppressThresholdPercent":65,"cpuSuppressPolicy":"cfsQuota"})")
-          .as_object());
-  s.node_slo = slo;
-  PodMeta ls;
-  ls.namespace_ = "web";
-  ls.name = "nginx";
-  ls.uid = kLSUid;
-  ls.kube_qos = koord::apis::KubeQoS::kBurstable;
-  ls.phase = PodPhase::kRunning;
-  PodMeta be;
-  be.namespace_ = "batch";
-  be.name = "hog";
-  be.uid = kBEUid;
-  be.kube_qos = koord::apis::KubeQoS::kBestEffort;
-  be.labels["koordinator.sh/qosClass"] = "BE";
-  be.phase = PodPhase::kRunning;
-  s.pods = std::make_shared<std::vector<PodMeta>>(std::vector<PodMeta>{ls, be});
-  s.synced = true;
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("a BE CPU hog on real cgroups is held to the suppress quota", "[realcgroup]") {
@@ -167,7 +139,7 @@ TEST_CASE("a BE CPU hog on real cgroups is held to the suppress quota", "[realcg
   REQUIRE(cache.append(mc::MetricKind::kNodeCPUUsage, "", now, 2.0));
   REQUIRE(cache.append(mc::MetricKind::kPodCPUUsage, kLSUid, now, 0.5));
   REQUIRE(cache.append(mc::MetricKind::kPodCPUUsage, kBEUid, now, 1.4));
-  auto round = suppress.runOnce(snapshot(), now);
+  auto round = suppress.runOnce(testing::suppressStates("2", kCfsQuota), now);
   REQUIRE(round.ran);
   // 2000 * 65% - 500 - max(100, 0) = 700m, as CFS quota over the 100 ms period.
   CHECK(round.calculation.suppress_milli == 700);
@@ -177,14 +149,16 @@ TEST_CASE("a BE CPU hog on real cgroups is held to the suppress quota", "[realcg
   INFO("hog at 700m quota: " << held << " cores");
   CHECK(held <= 0.7 * 1.1);
   CHECK(held >= 0.7 * 0.7);
-  CHECK(free_running >= held * 1.3);
+  // Without the quota the two processes took clearly more than the quota lets through (on an
+  // otherwise idle 2-CPU machine about 2 cores; RUN_SERIAL keeps other tests away).
+  CHECK(free_running >= 0.7 * 1.2);
 
   // LS usage rises to 1 core: suppress = 1300 - 1000 - 100 = 200m, applied at once.
   now += 1s;
   REQUIRE(cache.append(mc::MetricKind::kNodeCPUUsage, "", now, 1.9));
   REQUIRE(cache.append(mc::MetricKind::kPodCPUUsage, kLSUid, now, 1.0));
   REQUIRE(cache.append(mc::MetricKind::kPodCPUUsage, kBEUid, now, 0.8));
-  round = suppress.runOnce(snapshot(), now);
+  round = suppress.runOnce(testing::suppressStates("2", kCfsQuota), now);
   REQUIRE(round.ran);
   CHECK(round.calculation.suppress_milli == 200);
   REQUIRE(round.be_cfs_quota == 20000);

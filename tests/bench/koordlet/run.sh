@@ -31,6 +31,8 @@ done
 readonly node=koord-bench-koordlet-node ns=koord-bench-koordlet
 log() { printf 'koordlet bench: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=tests/bench/lib/bench_node.sh
+. "$root/tests/bench/lib/bench_node.sh"
 
 "$root/scripts/install-deps.sh"
 for tool in curl jq sha256sum; do
@@ -70,39 +72,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$root/tests/cluster/cluster.sh" up
-set -a
-# shellcheck source=/dev/null
-. "$KOORD_CLUSTER_DIR/env"
-set +a
-kubectl() { "$KOORD_K8S_BIN/kubectl" --kubeconfig "$KOORD_KUBECONFIG" --request-timeout=30s "$@"; }
-
-kubectl apply -f "$root/deploy/crds/slo.koordinator.sh_nodeslos.yaml" \
-  -f "$root/deploy/crds/slo.koordinator.sh_nodemetrics.yaml" >/dev/null
-kubectl wait --for condition=established --timeout=60s crd/nodeslos.slo.koordinator.sh \
-  crd/nodemetrics.slo.koordinator.sh >/dev/null
-kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
-# Leftovers of a kept cluster: pods on a node without a kubelet only go when forced.
-kubectl -n "$ns" delete pods --all --force --grace-period=0 >/dev/null 2>&1 || true
-kubectl delete nodeslo "$node" --ignore-not-found >/dev/null
-kubectl delete nodemetric "$node" --ignore-not-found >/dev/null
-kubectl delete node "$node" --ignore-not-found >/dev/null
-
-ncpu=$(nproc)
-mem_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
-# A node's status may be given on create. The kubelet address is one nothing answers on, so the
-# koordlet's pod list comes from the API server, as it does while a kubelet is down.
-kubelet_port=
-for p in $(seq 20255 20355); do
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then kubelet_port=$p; break; fi
-done
-[[ -n $kubelet_port ]] || die "no closed port in 20255-20355 for the absent kubelet"
-kubectl create -f - >/dev/null <<EOF
-{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$node"},
- "status": {"capacity": {"cpu": "$ncpu", "memory": "${mem_kib}Ki", "pods": "500"},
-            "allocatable": {"cpu": "$ncpu", "memory": "${mem_kib}Ki", "pods": "500"},
-            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}]}}
-EOF
+bench_node_up "$node" "$ns" 500
 kubectl create -f - >/dev/null <<EOF
 {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeSLO", "metadata": {"name": "$node"},
  "spec": {"resourceUsedThresholdWithBE": {"enable": true, "cpuSuppressThresholdPercent": 65,

@@ -3,6 +3,8 @@
 
 #include <boost/json.hpp>
 
+#include <optional>
+
 #include <string_view>
 #include <utility>
 
@@ -141,6 +143,21 @@ Expected<NodeMetricInfo> nodeMetricInfo(const json::object& o, std::string_view 
   return out;
 }
 
+// podsMetric[] and hostApplicationMetric[] both carry priority and qos by name; an unknown name
+// is kNone. Returns the error of a field that is not a string.
+std::optional<kube::Error> priorityAndQoS(const json::object& o, std::string_view path,
+                                          PriorityClass& priority, QoSClass& qos) {
+  auto p = stringField(o, "priority", path);
+  if (!p)
+    return p.error();
+  priority = priorityClassByName(*p);
+  auto q = stringField(o, "qos", path);
+  if (!q)
+    return q.error();
+  qos = qosClassByName(*q);
+  return std::nullopt;
+}
+
 Expected<PodMetricInfo> podMetricInfo(const json::object& o, std::string_view path) {
   PodMetricInfo out;
   auto ns = stringField(o, "namespace", path);
@@ -155,14 +172,8 @@ Expected<PodMetricInfo> podMetricInfo(const json::object& o, std::string_view pa
   if (!usage)
     return usage.error();
   out.pod_usage = std::move(*usage);
-  auto priority = stringField(o, "priority", path);
-  if (!priority)
-    return priority.error();
-  out.priority = priorityClassByName(*priority);
-  auto qos = stringField(o, "qos", path);
-  if (!qos)
-    return qos.error();
-  out.qos = qosClassByName(*qos);
+  if (auto error = priorityAndQoS(o, path, out.priority, out.qos))
+    return std::move(*error);
   return out;
 }
 
@@ -177,14 +188,8 @@ Expected<HostApplicationMetricInfo> hostAppMetricInfo(const json::object& o,
   if (!usage)
     return usage.error();
   out.usage = std::move(*usage);
-  auto priority = stringField(o, "priority", path);
-  if (!priority)
-    return priority.error();
-  out.priority = priorityClassByName(*priority);
-  auto qos = stringField(o, "qos", path);
-  if (!qos)
-    return qos.error();
-  out.qos = qosClassByName(*qos);
+  if (auto error = priorityAndQoS(o, path, out.priority, out.qos))
+    return std::move(*error);
   return out;
 }
 

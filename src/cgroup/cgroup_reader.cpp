@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "koord/cgroup/cpu_topology.h"
 #include "koord/cgroup/resource_executor.h"
 #include "text_fields.h"
 
@@ -38,6 +39,26 @@ kube::Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues
 }
 
 }  // namespace
+
+kube::Expected<std::int64_t> readInt64(const ResourceExecutor& e, std::string_view dir,
+                                       Resource r) {
+  auto text = e.read(dir, r);
+  if (!text)
+    return text.error();
+  auto v = text::parseNumber<std::int64_t>(*text);
+  if (!v) {
+    return kube::makeKubeError(
+        fmt::format("{}: {:?} is not an integer", e.pathOf(dir, r).string(), *text));
+  }
+  return *v;
+}
+
+kube::Expected<std::vector<int>> readCpuSet(const ResourceExecutor& e, std::string_view dir) {
+  auto text = e.read(dir, Resource::kCpusetCpus);
+  if (!text)
+    return text.error();
+  return parseCpuList(*text);
+}
 
 kube::Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::string_view dir) {
   auto text = e.read(dir, Resource::kCpuAcctUsage);

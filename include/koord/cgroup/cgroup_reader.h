@@ -4,12 +4,19 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "koord/kube/error.h"
 
 namespace koord::cgroup {
 
 class ResourceExecutor;
+enum class Resource;
+
+/// A resource whose file holds one integer, in v1 terms (cpu.max's quota half as -1 for "max").
+kube::Expected<std::int64_t> readInt64(const ResourceExecutor& e, std::string_view dir, Resource r);
+/// cpuset.cpus as CPU ids.
+kube::Expected<std::vector<int>> readCpuSet(const ResourceExecutor& e, std::string_view dir);
 
 /// Cumulative CPU time in nanoseconds: v1 cpuacct.usage, v2 cpu.stat usage_usec x 1000.
 kube::Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::string_view dir);

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "koord/cgroup/cgroup_reader.h"
-#include "koord/cgroup/cpu_topology.h"
 #include "koord/cgroup/proc_readers.h"
 #include "koord/cgroup/resource_executor.h"
 #include "koord/core/log.h"
@@ -79,19 +78,14 @@ void ResourceCollector::collectBE(const std::vector<PodMeta>& pods,
   }
   add(metriccache::MetricKind::kBECPURequest, "", request_milli / 1000);
   std::optional<double> limit;
-  if (auto cpus = cgroups_.read(be, cgroup::Resource::kCpusetCpus)) {
-    if (auto list = cgroup::parseCpuList(*cpus); list && !list->empty())
-      limit = static_cast<double>(list->size());
-  }
-  auto quota = cgroups_.read(be, cgroup::Resource::kCpuCfsQuota);
-  auto period = cgroups_.read(be, cgroup::Resource::kCpuCfsPeriod);
-  if (quota && period) {
-    try {
-      auto q = std::stod(*quota), p = std::stod(*period);
-      if (q > 0 && p > 0 && (!limit || q / p < *limit))
-        limit = q / p;
-    } catch (...) {
-    }
+  if (auto cpus = cgroup::readCpuSet(cgroups_, be); cpus && !cpus->empty())
+    limit = static_cast<double>(cpus->size());
+  auto quota = cgroup::readInt64(cgroups_, be, cgroup::Resource::kCpuCfsQuota);
+  auto period = cgroup::readInt64(cgroups_, be, cgroup::Resource::kCpuCfsPeriod);
+  if (quota && period && *quota > 0 && *period > 0) {
+    const double cores = static_cast<double>(*quota) / static_cast<double>(*period);
+    if (!limit || cores < *limit)
+      limit = cores;
   }
   if (limit)
     add(metriccache::MetricKind::kBECPULimit, "", *limit);

@@ -113,17 +113,6 @@ cp "$build/src/koord" "$work/koord"
 made_cgroups=() # <subsystem>/<dir> that this run made, parents first
 koordlet_pid='' nginx_pid='' hog_pid='' sampler_pid=''
 
-stop_pid() {
-  local pid=$1
-  if [[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null; then return 0; fi
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 150); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null || true
-}
-
 # Our pods' cgroups hold only what we started there; whatever is left goes before the rmdir.
 remove_cgroups() {
   local i dir pid kubelet=0
@@ -150,12 +139,7 @@ cleanup() {
   stop_pid "$hog_pid"
   stop_pid "$nginx_pid"
   remove_cgroups
-  if [[ ${KOORD_BENCH_KEEP:-0} != 1 ]]; then
-    "$root/tests/cluster/cluster.sh" down || true
-    rm -rf "$work"
-  else
-    log "kept the cluster and $work"
-  fi
+  bench_node_down "$work"
 }
 trap cleanup EXIT
 

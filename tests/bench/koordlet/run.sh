@@ -52,23 +52,10 @@ cg=$work/cgroup
 koordlet_pid=
 ticker_pid=
 
-stop_pid() {
-  local pid=$1
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-}
-
 cleanup() {
   stop_pid "$koordlet_pid"
   stop_pid "$ticker_pid"
-  if [[ ${KOORD_BENCH_KEEP:-0} != 1 ]]; then
-    "$root/tests/cluster/cluster.sh" down || true
-    rm -rf "$work"
-  else
-    log "kept the cluster and $work"
-  fi
+  bench_node_down "$work"
 }
 trap cleanup EXIT
 

@@ -1,10 +1,13 @@
-# shellcheck shell=bash disable=SC2154  # $root and die() come from the script that sources this
+# shellcheck shell=bash disable=SC2154  # $root, log() and die() come from the sourcing script
 # Sourced by the koordlet benchmarks: brings up tests/cluster's apiserver and puts a Node object
 # there for a node without a kubelet (InternalIP 127.0.0.1, a kubelet port nothing answers on, so
 # the koordlet lists its pods from the API server, as it does while a kubelet is down).
 #
 #   bench_node_up NODE NAMESPACE MAX_PODS
-# Needs $root and die() from the caller; defines kubectl(), sets $ncpu, $mem_kib, $kubelet_port.
+#   bench_node_down WORK_DIR     stops the cluster and removes WORK_DIR (unless KOORD_BENCH_KEEP=1)
+#   stop_pid PID                 SIGTERM, up to 15 s, then SIGKILL
+# Needs $root, log() and die() from the caller; defines kubectl(), sets $ncpu, $mem_kib,
+# $kubelet_port.
 
 bench_node_up() {
   local bench_node=$1 bench_ns=$2 max_pods=$3 p
@@ -41,3 +44,23 @@ JSON
 }
 
 kubectl() { "$KOORD_K8S_BIN/kubectl" --kubeconfig "$KOORD_KUBECONFIG" --request-timeout=30s "$@"; }
+
+bench_node_down() {
+  if [[ ${KOORD_BENCH_KEEP:-0} != 1 ]]; then
+    "$root/tests/cluster/cluster.sh" down || true
+    rm -rf "$1"
+  else
+    log "kept the cluster and $1"
+  fi
+}
+
+stop_pid() {
+  local pid=$1
+  if [[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null; then return 0; fi
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 150); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "koord/cgroup/cgroup_reader.h"
 #include "koord/cgroup/kubepods_path.h"
 #include "koord/cgroup/resource_executor.h"
 #include "koord/core/log.h"
@@ -72,13 +73,8 @@ void CPUSuppress::recoverCPUSet() {
   for (const auto& c : topology_.cpus)
     all.push_back(c.cpu_id);
   auto be = cgroup::qosTierDir(cgroups_.root().driver, cgroup::QoSTier::kBestEffort);
-  auto old = cgroups_.read(be, Resource::kCpusetCpus);
-  std::vector<int> old_cpus;
-  if (old) {
-    if (auto parsed = cgroup::parseCpuList(*old))
-      old_cpus = std::move(*parsed);
-  }
-  if (writeBECPUSet(all, old_cpus))
+  auto old = cgroup::readCpuSet(cgroups_, be);
+  if (writeBECPUSet(all, old ? *old : std::vector<int>{}))
     cpuset_recovered_ = true;
 }
 
@@ -179,15 +175,8 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
 
   const auto be = cgroup::qosTierDir(cgroups_.root().driver, cgroup::QoSTier::kBestEffort);
   if (strategy.policy == CPUSuppressPolicy::kCFSQuota) {
-    auto current = cgroups_.read(be, Resource::kCpuCfsQuota);
-    std::int64_t quota = kCFSQuotaUnlimited;
-    if (current) {
-      try {
-        quota = std::stoll(*current);
-      } catch (...) {
-        quota = kCFSQuotaUnlimited;
-      }
-    }
+    auto current = cgroup::readInt64(cgroups_, be, Resource::kCpuCfsQuota);
+    const std::int64_t quota = current ? *current : kCFSQuotaUnlimited;
     round.be_cfs_quota = quota;
     if (auto next =
             nextBECFSQuota(quota, round.calculation.suppress_milli, in.node_capacity_milli)) {
@@ -209,11 +198,8 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
     return round;
   }
 
-  std::vector<int> old_cpus;
-  if (auto current = cgroups_.read(be, Resource::kCpusetCpus)) {
-    if (auto parsed = cgroup::parseCpuList(*current))
-      old_cpus = std::move(*parsed);
-  }
+  auto current_cpus = cgroup::readCpuSet(cgroups_, be);
+  const std::vector<int> old_cpus = current_cpus ? *current_cpus : std::vector<int>{};
   CPUSetSuppressInput cin;
   cin.suppress_milli = round.calculation.suppress_milli;
   cin.current_be_cpus = old_cpus;

@@ -1,4 +1,5 @@
 #include "qosmanager/evict/cpu_evict_planner.h"
+#include "qosmanager/evict/victim_selection.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +9,6 @@ namespace koord::roles::koordlet::qosmanager {
 
 namespace {
 
-constexpr std::string_view kQoSBE = "BE";
 // Below one core Koordinator does not trust the usage ratio and treats usage as high enough.
 constexpr double kOneCoreMilli = 1000;
 
@@ -88,33 +88,6 @@ bool evictsBefore(const BECPUEvictCandidate* a, const BECPUEvictCandidate* b) {
   return std::tie(b->name, a->uid) < std::tie(a->name, b->uid);
 }
 
-std::int64_t saturatingAdd(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum))
-    return std::numeric_limits<std::int64_t>::max();
-  return sum;
-}
-
-void pickVictims(std::span<const BECPUEvictCandidate> candidates, BECPUEvictPlan& plan) {
-  std::vector<const BECPUEvictCandidate*> ranked;
-  for (const BECPUEvictCandidate& c : candidates) {
-    if (c.qos_label == kQoSBE && c.eviction_allowed)
-      ranked.push_back(&c);
-  }
-  std::sort(ranked.begin(), ranked.end(), evictsBefore);
-  std::int64_t released = 0;
-  for (const BECPUEvictCandidate* c : ranked) {
-    BECPUEvictVictim v{c->key, c->name, c->uid,
-                       std::max<std::int64_t>(c->batch_cpu_request_milli, 0)};
-    if (released >= plan.release_milli) {
-      plan.reserves.push_back(std::move(v));
-    } else {
-      released = saturatingAdd(released, v.release_milli);
-      plan.victims.push_back(std::move(v));
-    }
-  }
-}
-
 }  // namespace
 
 std::string_view beCPUEvictOutcomeName(BECPUEvictOutcome o) {
@@ -192,7 +165,13 @@ BECPUEvictPlan planBECPUEviction(const BECPUEvictStrategy& strategy, const BECPU
   }
   plan.outcome = BECPUEvictOutcome::kEvict;
   plan.release_milli = release;
-  pickVictims(candidates, plan);
+  takeVictims(
+      candidates, plan.release_milli, evictsBefore,
+      [](const BECPUEvictCandidate& c) {
+        const std::int64_t release = std::max<std::int64_t>(c.batch_cpu_request_milli, 0);
+        return std::pair{BECPUEvictVictim{c.key, c.name, c.uid, release}, release};
+      },
+      plan.victims, plan.reserves);
   return plan;
 }
 

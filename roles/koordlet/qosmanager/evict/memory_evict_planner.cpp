@@ -1,4 +1,5 @@
 #include "qosmanager/evict/memory_evict_planner.h"
+#include "qosmanager/evict/victim_selection.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,8 +10,6 @@
 namespace koord::roles::koordlet::qosmanager {
 
 namespace {
-
-constexpr std::string_view kQoSBE = "BE";
 
 // A negative reading is as good as none.
 std::int64_t knownUse(const BEMemoryEvictCandidate& c) {
@@ -33,13 +32,6 @@ bool evictsBefore(const BEMemoryEvictCandidate* a, const BEMemoryEvictCandidate*
   if (ua != ub)
     return ua > ub;
   return std::tie(b->name, a->uid) < std::tie(a->name, b->uid);
-}
-
-std::int64_t saturatingAdd(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum))
-    return std::numeric_limits<std::int64_t>::max();
-  return sum;
 }
 
 }  // namespace
@@ -73,22 +65,12 @@ kube::Expected<BEMemoryEvictPlan> planBEMemoryEviction(
   if (plan.release_bytes <= 0)
     return plan;
 
-  std::vector<const BEMemoryEvictCandidate*> ranked;
-  for (const BEMemoryEvictCandidate& c : candidates) {
-    if (c.qos_label == kQoSBE && c.eviction_allowed)
-      ranked.push_back(&c);
-  }
-  std::sort(ranked.begin(), ranked.end(), evictsBefore);
-  std::int64_t released = 0;
-  for (const BEMemoryEvictCandidate* c : ranked) {
-    BEMemoryEvictVictim v{c->key, c->name, c->uid, knownUse(*c)};
-    if (released >= plan.release_bytes) {
-      plan.reserves.push_back(std::move(v));
-    } else {
-      released = saturatingAdd(released, v.release_bytes);
-      plan.victims.push_back(std::move(v));
-    }
-  }
+  takeVictims(
+      candidates, plan.release_bytes, evictsBefore,
+      [](const BEMemoryEvictCandidate& c) {
+        return std::pair{BEMemoryEvictVictim{c.key, c.name, c.uid, knownUse(c)}, knownUse(c)};
+      },
+      plan.victims, plan.reserves);
   return plan;
 }
 

@@ -19,6 +19,7 @@
 #include "qosmanager/cpusuppress/cpu_suppress.h"
 #include "qosmanager/qos_evictors.h"
 #include "runtimehooks/batchresource/batch_resource.h"
+#include "runtimehooks/coresched/kube_qos_cpu_idle.h"
 #include "statesinformer/node_metric_reporter.h"
 #include "statesinformer/states_informer.h"
 
@@ -124,7 +125,10 @@ int roleMain(int argc, char** argv) {
       auto pods = states.pods();
       if (pods == nullptr)
         return;
-      collector.collect(*pods, std::chrono::system_clock::now(), std::chrono::steady_clock::now());
+      static const HostApplications kNoHostApps;
+      auto slo = states.nodeSLO();
+      collector.collect(*pods, slo ? slo->host_applications : kNoHostApps,
+                        std::chrono::system_clock::now(), std::chrono::steady_clock::now());
       gauges.update(cache, *pods);
     });
     PeriodicTask gc(io, "metric cache gc", seconds(o.metric_gc_interval_seconds),
@@ -189,6 +193,34 @@ int roleMain(int argc, char** argv) {
       states.onPodsChanged([&] { reconcile_batch(); });
     }
 
+    // CoreSched's QoS-level part: cpu.idle on the QoS tiers, from the NodeSLO. Only once synced,
+    // and a NodeSLO this koordlet cannot read leaves the last values in place.
+    std::string cpu_idle_error;
+    auto reconcile_cpu_idle = [&] {
+      auto snapshot = states.snapshot();
+      if (!snapshot.synced || snapshot.node_slo == nullptr)
+        return;
+      auto rule = decodeKubeQOSCPUIdle(snapshot.node_slo->resource_qos_strategy.get());
+      std::string now_error;
+      if (!rule) {
+        now_error = "NodeSLO " + snapshot.node_slo->name + ": " + rule.error().message;
+      } else if (*rule) {
+        auto stats = applyKubeQOSCPUIdle(cgroups, **rule);
+        if (stats.unsupported)
+          now_error = "the kernel has no cpu.idle (Linux 5.15+); nothing written";
+        else if (!stats.errors.empty())
+          now_error = stats.errors.front();
+      }
+      if (!now_error.empty() && now_error != cpu_idle_error)
+        KOORD_LOG_WARNING("core sched: {}", now_error);
+      cpu_idle_error = now_error;
+    };
+    std::unique_ptr<PeriodicTask> cpu_idle_task;
+    if (gates.enabled("CoreSched")) {
+      cpu_idle_task = std::make_unique<PeriodicTask>(
+          io, "core sched cpu.idle", o.runtime_hooks_reconcile_interval, reconcile_cpu_idle);
+    }
+
     PeriodicTask readiness(io, "readiness", milliseconds(500), [&] {
       role.health().setReady(states.hasSynced(), "node and pods not synced yet");
     });
@@ -207,6 +239,8 @@ int roleMain(int argc, char** argv) {
       cpu_evict_task->start(seconds(o.cpu_evict_interval_seconds));
     if (batch_task)
       batch_task->start();
+    if (cpu_idle_task)
+      cpu_idle_task->start();
     readiness.start();
     role.reactor().onShutdown([&] {
       readiness.stop();
@@ -222,6 +256,8 @@ int roleMain(int argc, char** argv) {
         cpu_evict_task->stop();
       if (batch_task)
         batch_task->stop();
+      if (cpu_idle_task)
+        cpu_idle_task->stop();
       states.stop();
       client.httpClient().closeIdleConnections();
     });

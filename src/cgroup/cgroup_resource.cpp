@@ -28,11 +28,12 @@ struct Entry {
 };
 
 // Writable entries first: the writer's allowlist is exactly these rows.
-constexpr std::array<Entry, 12> kTable{{
+constexpr std::array<Entry, 13> kTable{{
     {Resource::kCpuShares, {"cpu", "cpu.shares"}, {"", "cpu.weight"}, true},
     {Resource::kCpuCfsQuota, {"cpu", "cpu.cfs_quota_us"}, {"", "cpu.max"}, true},
     {Resource::kCpuCfsPeriod, {"cpu", "cpu.cfs_period_us"}, {"", "cpu.max"}, true},
     {Resource::kCpuCfsBurst, {"cpu", "cpu.cfs_burst_us"}, {"", "cpu.max.burst"}, true},
+    {Resource::kCpuIdle, {"cpu", "cpu.idle"}, {"", "cpu.idle"}, true},
     {Resource::kCpusetCpus, {"cpuset", "cpuset.cpus"}, {"", "cpuset.cpus"}, true},
     {Resource::kCpusetMems, {"cpuset", "cpuset.mems"}, {"", "cpuset.mems"}, true},
     {Resource::kMemoryLimit, {"memory", "memory.limit_in_bytes"}, {"", "memory.max"}, true},
@@ -104,6 +105,8 @@ kube::Expected<std::string> validateValue(Resource r, std::string_view raw) {
       return inRange(1000, 1000000);
     case Resource::kCpuCfsBurst:
       return inRange(0, kMax / 1000);
+    case Resource::kCpuIdle:
+      return inRange(0, 1);
     case Resource::kMemoryLimit: {
       if (value == "-1" || value == "max")
         return std::string("-1");

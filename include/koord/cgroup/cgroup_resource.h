@@ -17,6 +17,7 @@ enum class Resource {
   kCpuCfsQuota,   // v1 cpu.cfs_quota_us    <-> v2 cpu.max, first field ("max" = -1)
   kCpuCfsPeriod,  // v1 cpu.cfs_period_us   <-> v2 cpu.max, second field
   kCpuCfsBurst,   // v1 cpu.cfs_burst_us    <-> v2 cpu.max.burst
+  kCpuIdle,       // cpu.idle (both; Linux 5.15+): 1 puts the group under SCHED_IDLE
   kCpuStat,       // v1 cpu.stat            <-> v2 cpu.stat (read only)
   kCpuAcctUsage,  // v1 cpuacct.usage (ns)  <-> v2 cpu.stat usage_usec (read only)
   kCpusetCpus,    // cpuset.cpus (v2: cpuset.cpus)
@@ -46,8 +47,8 @@ std::optional<Resource> resourceByFileName(std::string_view file_name);
 bool resourceWritable(Resource r);
 
 /// Checks a value given in v1 terms (shares 2..262144, quota -1 or 1000.., period
-/// 1000..1000000, burst >= 0, memory limit -1 or > 0, cpuset lists in the kernel's syntax)
-/// and returns it normalized (trimmed, canonical integer). The error names the resource.
+/// 1000..1000000, burst >= 0, idle 0 or 1, memory limit -1 or > 0, cpuset lists in the kernel's
+/// syntax) and returns it normalized (trimmed, canonical integer). The error names the resource.
 kube::Expected<std::string> validateValue(Resource r, std::string_view value);
 
 /// cpu.shares -> cpu.weight as the kernel's cgroup v1 compatibility does:

@@ -1,7 +1,5 @@
 #include "metricsadvisor/resource_collector.h"
 
-#include <unordered_set>
-
 #include <fmt/format.h>
 
 #include "koord/cgroup/cgroup_reader.h"
@@ -91,12 +89,72 @@ void ResourceCollector::collectBE(const std::vector<PodMeta>& pods,
     add(metriccache::MetricKind::kBECPULimit, "", *limit);
 }
 
+// Each app's cgroup read like a pod's. An app whose cgroup cannot be read is not running (or
+// its path is wrong): it counts as using nothing and its rate starts afresh when it is back.
+template <typename Add>
+ResourceCollector::HostAppsUsage ResourceCollector::collectHostApps(
+    const HostApplications& host_apps, std::chrono::steady_clock::time_point steady_now, Add& add,
+    CollectStats& stats) {
+  HostAppsUsage usage;
+  std::unordered_map<std::string, std::string> errors;  // this round's, by key
+  for (const auto& skipped : host_apps.skipped)
+    errors.try_emplace(skipped.key, skipped.reason);
+  std::unordered_set<std::string> listed;
+  for (const auto& app : host_apps.apps) {
+    listed.insert(app.name);
+    const auto dir = hostAppCgroupDir(cgroups_.root().driver, app);
+    auto cpu = cgroup::readCpuUsageNanos(cgroups_, dir);
+    auto mem = cgroup::readMemoryUsageBytes(cgroups_, dir);
+    if (!cpu || !mem) {
+      ++stats.errors;
+      errors[app.name] = !cpu ? cpu.error().message : mem.error().message;
+      host_app_cpu_.erase(app.name);
+      continue;
+    }
+    ++stats.host_apps_collected;
+    host_app_series_.insert(app.name);
+    if (auto cores = rate(host_app_cpu_, app.name, *cpu, steady_now)) {
+      add(mc::MetricKind::kHostAppCPUUsage, app.name, *cores);
+      usage.cpu += *cores;
+    } else {
+      usage.all_cpu = false;
+    }
+    add(mc::MetricKind::kHostAppMemoryUsage, app.name, static_cast<double>(*mem));
+    usage.memory += static_cast<double>(*mem);
+  }
+  for (const auto& [key, message] : errors) {
+    auto& last = host_app_errors_[key];
+    if (last != message)
+      KOORD_LOG_ERROR("metrics advisor: host application {}: {}", key, message);
+    last = message;
+  }
+  std::erase_if(host_app_errors_, [&](const auto& e) { return errors.count(e.first) == 0; });
+  for (auto it = host_app_series_.begin(); it != host_app_series_.end();) {
+    if (listed.count(*it) == 0) {
+      // Only the host-app kinds: the name could equal some other object's key.
+      cache_.removeSeries(mc::MetricKind::kHostAppCPUUsage, *it);
+      cache_.removeSeries(mc::MetricKind::kHostAppMemoryUsage, *it);
+      host_app_cpu_.erase(*it);
+      it = host_app_series_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return usage;
+}
+
 CollectStats ResourceCollector::collect(const std::vector<PodMeta>& pods, mc::TimePoint now,
+                                        std::chrono::steady_clock::time_point steady_now) {
+  return collect(pods, HostApplications{}, now, steady_now);
+}
+
+CollectStats ResourceCollector::collect(const std::vector<PodMeta>& pods,
+                                        const HostApplications& host_apps, mc::TimePoint now,
                                         std::chrono::steady_clock::time_point steady_now) {
   CollectStats stats;
   std::vector<mc::Sample> samples;
   std::vector<std::string> keys;  // owns the keys the samples borrow
-  keys.reserve(pods.size() * 8 + 4);
+  keys.reserve(pods.size() * 8 + host_apps.apps.size() * 2 + 4);
   auto add = [&](mc::MetricKind kind, std::string key, double value) {
     keys.push_back(std::move(key));
     samples.push_back({kind, {}, now, value});
@@ -189,12 +247,16 @@ CollectStats ResourceCollector::collect(const std::vector<PodMeta>& pods, mc::Ti
     }
   }
   collectBE(pods, steady_now, add);
-  // System usage = node - pods (host applications are not collected yet), never negative; only
-  // when every pod had a CPU rate this round, or the pods' share would be under-counted.
-  if (node_cpu && all_pods_cpu)
-    add(mc::MetricKind::kSystemCPUUsage, "", std::max(0.0, *node_cpu - pods_cpu));
+  const auto apps = collectHostApps(host_apps, steady_now, add, stats);
+  // System usage = node - pods - host applications, never negative; only when every pod and
+  // every app read had a CPU rate this round, or their share would be under-counted. Each app is
+  // subtracted once: the pods are summed per pod cgroup, so even an app under kubepods/besteffort
+  // is in no pod's sum.
+  if (node_cpu && all_pods_cpu && apps.all_cpu)
+    add(mc::MetricKind::kSystemCPUUsage, "", std::max(0.0, *node_cpu - pods_cpu - apps.cpu));
   if (node_memory)
-    add(mc::MetricKind::kSystemMemoryUsage, "", std::max(0.0, *node_memory - pods_memory));
+    add(mc::MetricKind::kSystemMemoryUsage, "",
+        std::max(0.0, *node_memory - pods_memory - apps.memory));
 
   for (std::size_t i = 0; i < samples.size(); ++i)
     samples[i].key = keys[i];

@@ -126,6 +126,9 @@ kube::Expected<NodeSLOInfo> decodeNodeSLOInfo(const json::value& v) {
   if (!system)
     return system.error();
   info.system_strategy = std::move(*system);
+  // A bad host application costs only itself, not the thresholds above.
+  info.host_applications =
+      decodeHostApplications(*spec == nullptr ? nullptr : jf::field(**spec, "hostApplications"));
   return info;
 }
 

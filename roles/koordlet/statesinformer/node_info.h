@@ -12,6 +12,7 @@
 #include "koord/kube/error.h"
 #include "koord/kube/labels.h"
 #include "koord/kube/quantity.h"
+#include "statesinformer/host_application.h"
 
 namespace koord::roles::koordlet {
 
@@ -41,6 +42,9 @@ struct NodeSLOInfo {
   std::shared_ptr<const boost::json::object> resource_qos_strategy;
   std::shared_ptr<const boost::json::object> cpu_burst_strategy;
   std::shared_ptr<const boost::json::object> system_strategy;
+  /// spec.hostApplications, typed: the collector, the reporter and CPU suppression all read it,
+  /// and its paths must be checked once. Bad entries are in `skipped`, never in `apps`.
+  HostApplications host_applications;
 };
 
 kube::Expected<NodeSLOInfo> decodeNodeSLOInfo(const boost::json::value& v);

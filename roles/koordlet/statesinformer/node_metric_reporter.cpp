@@ -74,7 +74,10 @@ struct NodeMetricReporter::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     waiting_logged = false;
-    auto status = buildNodeMetricStatus(cache, *pods, s, std::chrono::system_clock::now());
+    auto slo = states.nodeSLO();
+    const std::vector<HostApplication> no_apps;
+    auto status = buildNodeMetricStatus(cache, *pods, s, std::chrono::system_clock::now(),
+                                        slo ? slo->host_applications.apps : no_apps);
     json::value patch = json::object{{"status", std::move(status)}};
     const std::string name = nm->name;
     // The limiter's wait runs on our own timer, so stop() can cancel it.

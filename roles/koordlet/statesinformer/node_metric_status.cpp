@@ -63,6 +63,13 @@ mc::MetricKind memoryKind(const NodeMetricCollectSettings& s, bool node) {
   return node ? mc::MetricKind::kNodeMemoryUsage : mc::MetricKind::kPodMemoryUsage;
 }
 
+// Host apps follow the pods' policy, so the two lists always measure memory the same way.
+mc::MetricKind hostAppMemoryKind(const NodeMetricCollectSettings& s) {
+  return s.memory_collect_policy == "usageWithPageCache"
+             ? mc::MetricKind::kHostAppMemoryWithPageCacheUsage
+             : mc::MetricKind::kHostAppMemoryUsage;
+}
+
 // Average usage over the window; nullopt unless both CPU and memory have samples.
 std::optional<json::object> averageUsage(const mc::MetricCache& cache, mc::MetricKind cpu_kind,
                                          mc::MetricKind mem_kind, std::string_view key,
@@ -97,7 +104,8 @@ json::array aggregatedUsages(const mc::MetricCache& cache, mc::MetricKind cpu_ki
 }  // namespace
 
 json::object buildNodeMetricStatus(const mc::MetricCache& cache, const std::vector<PodMeta>& pods,
-                                   const NodeMetricCollectSettings& s, mc::TimePoint now) {
+                                   const NodeMetricCollectSettings& s, mc::TimePoint now,
+                                   const std::vector<HostApplication>& host_apps) {
   const auto start = now - s.aggregate_duration;
   json::object node_metric;
   if (auto usage =
@@ -132,9 +140,30 @@ json::object buildNodeMetricStatus(const mc::MetricCache& cache, const std::vect
       pm["qos"] = qos;
     pods_metric.push_back(std::move(pm));
   }
+
+  // Sorted by name for the same reason; the NodeSLO's order is the manager's, not stable.
+  std::vector<const HostApplication*> apps;
+  for (const auto& a : host_apps)
+    apps.push_back(&a);
+  std::sort(apps.begin(), apps.end(),
+            [](const HostApplication* a, const HostApplication* b) { return a->name < b->name; });
+  json::array apps_metric;
+  for (const HostApplication* a : apps) {
+    auto usage = averageUsage(cache, mc::MetricKind::kHostAppCPUUsage, hostAppMemoryKind(s),
+                              a->name, start, now);
+    if (!usage)
+      continue;
+    json::object am{{"name", a->name}, {"usage", std::move(*usage)}};
+    if (auto prio = apis::priorityClassName(a->priority); !prio.empty())
+      am["priority"] = prio;
+    if (auto qos = apis::qosClassName(a->qos); !qos.empty())
+      am["qos"] = qos;
+    apps_metric.push_back(std::move(am));
+  }
   return json::object{{"updateTime", formatRfc3339(now)},
                       {"nodeMetric", std::move(node_metric)},
-                      {"podsMetric", std::move(pods_metric)}};
+                      {"podsMetric", std::move(pods_metric)},
+                      {"hostApplicationMetric", std::move(apps_metric)}};
 }
 
 }  // namespace koord::roles::koordlet

@@ -1,5 +1,5 @@
 // Builds the NodeMetric status the koordlet reports: node and system usage averaged over the
-// aggregate window, the aggregated percentiles per duration, and each pod's usage, QoS, priority.
+// aggregate window, the aggregated percentiles per duration, each pod's and host app's usage.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "metriccache/metric_cache.h"
+#include "statesinformer/host_application.h"
 #include "statesinformer/pod_meta.h"
 
 namespace koord::roles::koordlet {
@@ -33,13 +34,15 @@ struct NodeMetricCollectPolicyView {
 };
 NodeMetricCollectSettings collectSettings(const NodeMetricCollectPolicyView& policy);
 
-/// The `status` object (updateTime, nodeMetric, podsMetric) for a merge patch of the status
-/// subresource. Pods without samples in the window are left out; aggregated usages for a
-/// duration the cache does not cover by half yet are left out (cold start), as Koordinator does.
+/// The `status` object (updateTime, nodeMetric, podsMetric, hostApplicationMetric) for a merge
+/// patch of the status subresource. Pods and host applications without samples in the window
+/// are left out; aggregated usages for a duration the cache does not cover by half yet are left
+/// out (cold start), as Koordinator does.
 boost::json::object buildNodeMetricStatus(const metriccache::MetricCache& cache,
                                           const std::vector<PodMeta>& pods,
                                           const NodeMetricCollectSettings& settings,
-                                          metriccache::TimePoint now);
+                                          metriccache::TimePoint now,
+                                          const std::vector<HostApplication>& host_apps = {});
 
 /// RFC 3339 with seconds, UTC ("2026-11-22T15:04:05Z"), as metav1.Time marshals.
 std::string formatRfc3339(metriccache::TimePoint t);

@@ -3,11 +3,14 @@
 # LS nginx in a Burstable pod (1 CPU requested) and a BE `stress-ng --cpu <all>` in a BestEffort
 # pod, with the kubelet's QoS cgroup settings. `hey` loads nginx at a fixed rate from outside the
 # pods; LS latency and the CPU the BE hog got are measured with LS alone, with the hog, and with
-# the koordlet suppressing BE (cfsQuota, then cpuset policy), at a light load (small file) and at
-# a load where LS needs more than half the node (a text file gzipped per request, rate found by
-# measuring LS alone). The pods exist in the API of a cluster of its own (tests/cluster, no
-# kubelet); their cgroups are made here and removed at the end. Refuses to run beside a kubelet.
-#   tests/bench/colocation/run.sh [--seconds 30] [--warmup 5] [--light-rate 4000]
+# the koordlet (suppress threshold 65 %: cfsQuota, cfsQuota with the besteffort tier under
+# SCHED_IDLE, cpuset, and SCHED_IDLE without suppression), at a light load (small file) and at a
+# load where LS needs more than half the node (a text file gzipped per request, rate found by
+# measuring LS alone). Every configuration runs once per round, rounds interleaved, so drift in
+# the VM's steal hits all of them alike; the summary gives medians over rounds. The pods exist in
+# the API of a cluster of its own (tests/cluster, no kubelet); their cgroups are made here and
+# removed at the end. Refuses to run beside a kubelet.
+#   tests/bench/colocation/run.sh [--rounds 3] [--seconds 20] [--warmup 5] [--light-rate 4000]
 #                                 [--heavy-cores 1.2] [--client-shares N]
 # --client-shares N runs hey in a cgroup of its own with cpu.shares N beside kubepods (else it
 # runs in the root cgroup, as a host process).
@@ -21,20 +24,22 @@ build=${KOORD_BENCH_BUILD:-$root/build-bench}
 export KOORD_CLUSTER_DIR=${KOORD_CLUSTER_DIR:-/tmp/koord-bench-cluster}
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/koord-ccache}
 
-seconds=30
+rounds=3
+seconds=20
 warmup=5
 light_rate=4000
 heavy_cores=1.2
 client_shares=
 while (($#)); do
   case $1 in
+    --rounds) rounds=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --light-rate) light_rate=$2; shift 2 ;;
     --heavy-cores) heavy_cores=$2; shift 2 ;;
     --client-shares) client_shares=$2; shift 2 ;;
     *)
-      echo "usage: $0 [--seconds 30] [--warmup 5] [--light-rate 4000] [--heavy-cores 1.2]" \
+      echo "usage: $0 [--rounds 3] [--seconds 20] [--warmup 5] [--light-rate 4000] [--heavy-cores 1.2]" \
         "[--client-shares N]" >&2
       exit 2
       ;;
@@ -152,7 +157,9 @@ EOF
 kubectl create -f - >/dev/null <<EOF
 {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeSLO", "metadata": {"name": "$node"},
  "spec": {"resourceUsedThresholdWithBE": {"enable": true, "cpuSuppressThresholdPercent": 65,
-                                          "cpuSuppressPolicy": "cfsQuota"}}}
+                                          "cpuSuppressPolicy": "cfsQuota"},
+          "resourceQOSStrategy": {"policies": {"cpuPolicy": "groupIdentity"},
+                                  "beClass": {"cpuQOS": {"enable": true, "schedIdle": 1}}}}}
 EOF
 kubectl create -f - >/dev/null <<EOF
 {"apiVersion": "v1", "kind": "List", "items": [
@@ -308,6 +315,8 @@ busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 now() { date +%s.%N; }
 be_quota_file=$cgroot/cpu/kubepods/besteffort/cpu.cfs_quota_us
 be_cpus_file=$cgroot/cpuset/kubepods/besteffort/cpuset.cpus
+be_idle_file=$cgroot/cpu/kubepods/besteffort/cpu.idle
+[[ -f $be_idle_file ]] || die "this kernel has no cpu.idle (Linux 5.15+); the SCHED_IDLE rows need it"
 
 # hey at `rate` requests/s over `workers` keep-alive connections (each worker paces itself at
 # rate/workers and waits for its answer, so a slow server also lowers the achieved rate).
@@ -335,13 +344,13 @@ still_alone() {
 results=()
 # One measured run: warm-up, then `seconds` of load; LS and BE CPU from their pod cgroups.
 measure() {
-  local label=$1 load_name=$2 rate=$3 workers=$4 path=$5 out
-  out=$work/hey-${label// /_}-$load_name.txt
+  local round=$1 label=$2 load_name=$3 rate=$4 workers=$5 path=$6 out
+  out=$work/hey-$round-${label//[^A-Za-z0-9]/_}-$load_name.txt
   still_alone
   load "$warmup" "$rate" "$workers" "$path" /dev/null
   stop_pid "$sampler_pid"
   (while true; do
-    echo "$(<"$be_quota_file") $(<"$be_cpus_file")"
+    echo "$(<"$be_quota_file") $(<"$be_cpus_file") $(<"$be_idle_file")"
     sleep 1
   done) >"$work/quota-samples" &
   sampler_pid=$!
@@ -352,7 +361,7 @@ measure() {
   stop_pid "$sampler_pid"
   sampler_pid=
   still_alone
-  local rps p50 p99 errors quota cpus
+  local rps p50 p99 errors quota cpus idle
   rps=$(awk '/Requests\/sec:/ {print $2}' "$out")
   p50=$(awk '$1 == "50%" {print $3 * 1000}' "$out")
   p99=$(awk '$1 == "99%" {print $3 * 1000}' "$out")
@@ -367,24 +376,29 @@ measure() {
       if (n == 0) print "none"; else printf "%.2f%s", s / n / 100000, (u ? sprintf(" (none %ds)", u) : "")
     }' "$work/quota-samples")
   cpus=$(awk '{c = $2} END {print c}' "$work/quota-samples")
-  results+=("$(awk -v label="$label" -v load="$load_name" -v rate="$rate" -v rps="$rps" \
-    -v p50="$p50" -v p99="$p99" -v err="$errors" -v t0="$t0" -v t1="$t1" \
+  idle=$(awk '{i = $3} END {print i}' "$work/quota-samples")
+  results+=("$(awk -v round="$round" -v label="$label" -v load="$load_name" -v rate="$rate" \
+    -v rps="$rps" -v p50="$p50" -v p99="$p99" -v err="$errors" -v t0="$t0" -v t1="$t1" \
     -v ls=$((ls1 - ls0)) -v be=$((be1 - be0)) -v st=$((st1 - st0)) -v bz=$((bz1 - bz0)) \
-    -v tck="$clk_tck" -v ncpu="$ncpu" -v quota="$quota" -v cpus="$cpus" 'BEGIN {
+    -v tck="$clk_tck" -v ncpu="$ncpu" -v quota="$quota" -v cpus="$cpus" -v idle="$idle" 'BEGIN {
       secs = t1 - t0; ls_cores = ls / 1e9 / secs; be_cores = be / 1e9 / secs
-      idle = ncpu - ls_cores; other = bz / tck / secs - ls_cores - be_cores
-      printf "%s|%s|%d|%.0f|%.2f|%.1f|%.2f|%.2f|%.0f %%|%.2f|%s|%s|%.1f %%|%d", load, label, rate,
-        rps, p50, p99, ls_cores, be_cores, 100 * be_cores / idle, other, quota, cpus,
+      free = ncpu - ls_cores; other = bz / tck / secs - ls_cores - be_cores
+      printf "%d|%s|%s|%d|%.0f|%.2f|%.1f|%.2f|%.2f|%.0f|%.2f|%s|%s|%s|%.1f|%d", round, load, label,
+        rate, rps, p50, p99, ls_cores, be_cores, 100 * be_cores / free, other, quota, cpus, idle,
         100 * st / tck / secs / ncpu, err
     }')")
-  log "$label, $load_name: ${rps} req/s, p50 ${p50} ms, p99 ${p99} ms"
+  log "round $round, $label, $load_name: ${rps} req/s, p50 ${p50} ms, p99 ${p99} ms"
 }
 
 light_workers=20 heavy_workers=40
-# LS alone first; the heavy rate is what makes nginx use --heavy-cores.
-log "LS alone"
-measure "LS alone" light "$light_rate" "$light_workers" /small.html
-# Two 10 s probes: the cost per request grows a little with the rate.
+# Both loads for one configuration.
+measure_both() {
+  measure "$1" "$2" light "$light_rate" "$light_workers" /small.html
+  measure "$1" "$2" heavy "$heavy_rate" "$heavy_workers" /gz/text.txt
+}
+
+# The heavy rate is what makes nginx use --heavy-cores alone. Two 10 s probes: the cost per
+# request grows a little with the rate.
 heavy_rate=400
 for _ in 1 2; do
   p0=$(cpuacct "$ls_pod") t0=$(now)
@@ -398,52 +412,92 @@ for _ in 1 2; do
   ((heavy_rate >= heavy_workers)) || die "could not find the heavy rate (probe gave $heavy_rate)"
 done
 log "heavy load: ${heavy_rate} req/s"
-measure "LS alone" heavy "$heavy_rate" "$heavy_workers" /gz/text.txt
 
-log "starting the BE hog: stress-ng --cpu $ncpu"
-start_in "$be_pod/$be_cid" "$work/stress-ng.log" stress-ng --cpu "$ncpu"
-hog_pid=$!
-sleep 2
-measure "+ BE hog, no koordlet" light "$light_rate" "$light_workers" /small.html
-measure "+ BE hog, no koordlet" heavy "$heavy_rate" "$heavy_workers" /gz/text.txt
+# The NodeSLO for one koordlet configuration: suppression on or off and its policy, and whether
+# the CoreSched hook puts the besteffort tier under SCHED_IDLE (policy coreSched, schedIdle 1).
+set_slo() {
+  local enable=$1 policy=$2 cpu_policy=$3
+  kubectl patch nodeslo "$node" --type=merge -p "{\"spec\": {
+    \"resourceUsedThresholdWithBE\": {\"enable\": $enable, \"cpuSuppressPolicy\": \"$policy\"},
+    \"resourceQOSStrategy\": {\"policies\": {\"cpuPolicy\": \"$cpu_policy\"}}}}" >/dev/null
+}
+# Waits until the besteffort tier shows a configuration: quota "set" or "none", cpu.idle 0/1.
+await_be() {
+  local want_quota=$1 want_idle=$2 what=$3 q
+  for _ in $(seq 150); do
+    kill -0 "$koordlet_pid" 2>/dev/null || die "the koordlet exited; log: $klog"
+    q=$(<"$be_quota_file")
+    if [[ $(<"$be_idle_file") == "$want_idle" ]] &&
+      { [[ $want_quota == set && $q != -1 ]] || [[ $want_quota == none && $q == -1 ]]; }; then
+      log "koordlet applied $what (quota $q, cpu.idle $want_idle, cpuset $(<"$be_cpus_file"))"
+      return 0
+    fi
+    sleep 0.2
+  done
+  die "the koordlet did not apply $what in 30 s (quota $q, cpu.idle $(<"$be_idle_file")); log: $klog"
+}
+
+# What the kubelet leaves on the besteffort tier and the BE pod: no quota, every CPU, no idle.
+reset_be_cgroups() {
+  local all d
+  all=$(<"$cgroot/cpuset/kubepods/cpuset.cpus")
+  echo -1 >"$be_quota_file"
+  echo 0 >"$be_idle_file"
+  for d in kubepods/besteffort "$be_pod" "$be_pod/$be_cid"; do
+    echo "$all" >"$cgroot/cpuset/$d/cpuset.cpus"
+  done
+}
 
 klog=$work/koordlet.log
-NODE_NAME=$node agent_mode=hostMode "$work/koord" koordlet -kubeconfig="$KOORD_KUBECONFIG" \
-  -cgroup-root-dir="$cgroot/" -sys-root-dir=/sys/ -proc-root-dir=/proc/ -addr=127.0.0.1:0 \
-  -kubelet-read-only-port="$kubelet_port" -collect-res-used-interval=1s -v=3 >"$klog" 2>&1 &
-koordlet_pid=$!
-quota=-1
-for _ in $(seq 300); do
-  kill -0 "$koordlet_pid" 2>/dev/null || die "the koordlet exited; log: $klog"
-  quota=$(<"$be_quota_file")
-  [[ $quota == -1 ]] || break
-  sleep 0.2
-done
-[[ $quota != -1 ]] || die "the koordlet did not set the besteffort CFS quota in 60s; log: $klog"
-log "koordlet (pid $koordlet_pid) set the besteffort quota to $quota"
-measure "+ BE hog + koordlet (cfsQuota)" light "$light_rate" "$light_workers" /small.html
-measure "+ BE hog + koordlet (cfsQuota)" heavy "$heavy_rate" "$heavy_workers" /gz/text.txt
+start_koordlet() {
+  NODE_NAME=$node agent_mode=hostMode "$work/koord" koordlet -kubeconfig="$KOORD_KUBECONFIG" \
+    -cgroup-root-dir="$cgroot/" -sys-root-dir=/sys/ -proc-root-dir=/proc/ -addr=127.0.0.1:0 \
+    -kubelet-read-only-port="$kubelet_port" -collect-res-used-interval=1s \
+    -runtime-hooks-reconcile-interval=1s -feature-gates=CoreSched=true -v=3 >>"$klog" 2>&1 &
+  koordlet_pid=$!
+}
 
-kubectl patch nodeslo "$node" --type=json \
-  -p '[{"op": "remove", "path": "/spec/resourceUsedThresholdWithBE/cpuSuppressPolicy"}]' >/dev/null
-for _ in $(seq 100); do
-  [[ $(<"$be_quota_file") == -1 ]] && break
-  sleep 0.2
+start_hog() {
+  start_in "$be_pod/$be_cid" "$work/stress-ng.log" stress-ng --cpu "$ncpu"
+  hog_pid=$!
+  sleep 2
+}
+
+labels=("LS alone" "+ BE hog, no koordlet" "+ koordlet: cfsQuota" "+ koordlet: cfsQuota + cpu.idle"
+  "+ koordlet: cpuset" "+ koordlet: cpu.idle, no suppress")
+for ((round = 1; round <= rounds; round++)); do
+  log "round $round of $rounds"
+  measure_both "$round" "${labels[0]}"
+  start_hog
+  measure_both "$round" "${labels[1]}"
+
+  set_slo true cfsQuota groupIdentity
+  start_koordlet
+  await_be set 0 "cfsQuota"
+  measure_both "$round" "${labels[2]}"
+  set_slo true cfsQuota coreSched
+  await_be set 1 "cfsQuota + cpu.idle"
+  measure_both "$round" "${labels[3]}"
+  set_slo true cpuset groupIdentity
+  await_be none 0 "cpuset"
+  measure_both "$round" "${labels[4]}"
+  set_slo false cpuset coreSched
+  await_be none 1 "cpu.idle without suppression"
+  measure_both "$round" "${labels[5]}"
+
+  stop_pid "$koordlet_pid"
+  koordlet_pid=
+  stop_pid "$hog_pid"
+  hog_pid=
+  reset_be_cgroups
 done
-[[ $(<"$be_quota_file") == -1 ]] || die "the koordlet kept the CFS quota under the cpuset policy"
-log "koordlet switched to the cpuset policy (besteffort cpuset $(<"$be_cpus_file"))"
-measure "+ BE hog + koordlet (cpuset)" light "$light_rate" "$light_workers" /small.html
-measure "+ BE hog + koordlet (cpuset)" heavy "$heavy_rate" "$heavy_workers" /gz/text.txt
 
 koordlet_warnings=$(grep -c '^W' "$klog" || true)
-alone_p99() { printf '%s\n' "${results[@]}" | awk -F'|' -v l="$1" '$1 == l && $2 == "LS alone" {print $6}'; }
-light_p99=$(alone_p99 light)
-heavy_p99=$(alone_p99 heavy)
 
 echo
-echo "LS nginx (Burstable, 1 CPU requested) vs BE stress-ng --cpu $ncpu (BestEffort), ${seconds}s per row"
-echo "after ${warmup}s warm-up; light: a $(stat -c %s "$www/small.html")-byte file, $light_workers connections; heavy: a"
-echo "$(stat -c %s "$www/gz/text.txt")-byte text gzipped per request (level 1), $heavy_workers connections, rate for"
+echo "LS nginx (Burstable, 1 CPU requested) vs BE stress-ng --cpu $ncpu (BestEffort); $rounds rounds of"
+echo "${seconds}s per row after ${warmup}s warm-up; light: a $(stat -c %s "$www/small.html")-byte file, $light_workers connections;"
+echo "heavy: a $(stat -c %s "$www/gz/text.txt")-byte text gzipped per request (level 1), $heavy_workers connections, rate for"
 echo "${heavy_cores} LS cores; $ncpu CPUs; other cores = node busy - LS - BE (hey, koordlet, cluster, rest);"
 if [[ -n $client_shares ]]; then
   echo "hey in a cgroup of its own beside kubepods, cpu.shares $client_shares"
@@ -452,15 +506,53 @@ else
 fi
 echo "koord $(sed -n 's/.*(git commit \([^)]*\)).*/\1/p' "$klog" | head -n1); NodeSLO threshold 65 %"
 echo
-echo "| load | run | rate/s | achieved/s | p50 ms | p99 ms | p99 vs alone | LS cores | BE cores | BE / (CPUs - LS) | other cores | BE quota (cores, mean) | BE cpuset (last) | steal | errors |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-for r in "${results[@]}"; do
-  IFS='|' read -r l label rate rps p50 p99 ls be share other quota cpus steal err <<<"$r"
-  base=$light_p99
-  [[ $l == light ]] || base=$heavy_p99
-  delta=$(awk -v a="$p99" -v b="$base" 'BEGIN {if (b > 0) printf "%+.0f %%", 100 * (a - b) / b; else print "-"}')
-  echo "| $l | $label | $rate | $rps | $p50 | $p99 | $delta | $ls | $be | $share | $other | $quota | $cpus | $steal | $err |"
+# Per round, each row's p99 against that round's LS alone at the same load.
+rows=$(printf '%s\n' "${results[@]}" | awk -F'|' '
+  $3 == "LS alone" {alone[$1 "|" $2] = $7}
+  {line[NR] = $0; key[NR] = $1 "|" $2; p99[NR] = $7}
+  END {
+    for (i = 1; i <= NR; i++) {
+      b = alone[key[i]]
+      printf "%s|%s\n", line[i], (b > 0 ? sprintf("%+.0f", 100 * (p99[i] - b) / b) : "")
+    }
+  }')
+echo "Summary (median over rounds; p99 vs alone is the median of each round's ratio):"
+echo
+echo "| load | run | achieved/s | p50 ms | p99 ms | p99 vs alone | rounds within +25 % | LS cores | BE cores | BE / (CPUs - LS) | BE quota (cores) | steal |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for l in light heavy; do
+  for label in "${labels[@]}"; do
+    printf '%s\n' "$rows" | awk -F'|' -v l="$l" -v label="$label" -v rounds="$rounds" '
+      function median(a, n,   i, j, t) {
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+          t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+        }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+      }
+      $2 == l && $3 == label {
+        n++; rps[n] = $5; p50[n] = $6; p99[n] = $7; ls[n] = $8; be[n] = $9; share[n] = $10
+        st[n] = $15; q = $12; if (q != "none") {nq++; quota[nq] = q + 0}
+        if ($17 != "") {nd++; d[nd] = $17; if ($17 <= 25) ok++}
+      }
+      END {
+        if (n == 0) exit
+        printf "| %s | %s | %.0f | %.1f | %.1f | %s | %s | %.2f | %.2f | %.0f %% | %s | %.1f %% |\n",
+          l, label, median(rps, n), median(p50, n), median(p99, n),
+          (label == "LS alone" ? "" : sprintf("%+.0f %%", median(d, nd))),
+          (label == "LS alone" ? "" : sprintf("%d of %d", ok, nd)), median(ls, n), median(be, n),
+          median(share, n), (nq ? sprintf("%.2f", median(quota, nq)) : "none"), median(st, n)
+      }'
+  done
 done
+echo
+echo "Every row:"
+echo
+echo "| round | load | run | rate/s | achieved/s | p50 ms | p99 ms | p99 vs alone | LS cores | BE cores | BE / (CPUs - LS) | other cores | BE quota (cores, mean) | BE cpuset | BE cpu.idle | steal | errors |"
+echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "$rows" | awk -F'|' '{
+  printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %% | %s | %s | %s | %s | %s %% | %s |\n",
+    $1, $2, $3, $4, $5, $6, $7, ($17 == "" ? "" : $17 " %"), $8, $9, $10, $11, $12, $13, $14, $15, $16
+}'
 echo
 echo "koordlet log: $koordlet_warnings warning lines (kept with KOORD_BENCH_KEEP=1: $klog)"
 echo "Target: p99 within +25 % of LS alone at both loads, BE keeping >= 50 % of the CPU LS leaves idle."

@@ -32,6 +32,9 @@ TEST_CASE("only files in the table are known, by either name") {
   CHECK_FALSE(resourceByFileName(""));
   CHECK_FALSE(resourceWritable(Resource::kMemoryStat));
   CHECK(resourceWritable(Resource::kCpuCfsQuota));
+  CHECK(resourceByFileName("cpu.idle") == Resource::kCpuIdle);
+  CHECK(resourceFile(Resource::kCpuIdle, CgroupVersion::kV1).subsystem == "cpu");
+  CHECK(resourceFile(Resource::kCpuIdle, CgroupVersion::kV2).file == "cpu.idle");
 }
 
 TEST_CASE("values are range checked and normalized") {
@@ -53,6 +56,10 @@ TEST_CASE("values are range checked and normalized") {
   CHECK_FALSE(validateValue(Resource::kMemoryLimit, "0"));
   CHECK_FALSE(validateValue(Resource::kMemoryLimit, "1Gi"));
   CHECK_FALSE(validateValue(Resource::kMemoryStat, "1"));
+  CHECK(validateValue(Resource::kCpuIdle, "1\n").value() == "1");
+  CHECK(validateValue(Resource::kCpuIdle, "0").value() == "0");
+  CHECK_FALSE(validateValue(Resource::kCpuIdle, "2"));
+  CHECK_FALSE(validateValue(Resource::kCpuIdle, "-1"));
   auto err = validateValue(Resource::kCpuShares, "0");
   REQUIRE_FALSE(err);
   CHECK(err.error().message.find("cpu.shares") != std::string::npos);

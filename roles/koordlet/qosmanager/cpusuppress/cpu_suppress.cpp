@@ -168,6 +168,14 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
     u.kube_qos = p.kube_qos;
     in.pods.push_back(u);
   }
+  // Host apps without a recent sample are left out, as pods are: their usage, if any, then
+  // falls to the system's share, which the formula subtracts all the same.
+  for (const auto& app : slo->host_applications.apps) {
+    auto used = cache_.lastWithin(mc::MetricKind::kHostAppCPUUsage, app.name, max_age, now);
+    if (!used)
+      continue;
+    in.host_apps.push_back({toMilli(used->value), app.qos, app.under_kube_besteffort});
+  }
   round.calculation = calculateBESuppressCPU(in);
   round.policy = strategy.policy;
   round.ran = true;
@@ -180,9 +188,11 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
     round.be_cfs_quota = quota;
     if (auto next =
             nextBECFSQuota(quota, round.calculation.suppress_milli, in.node_capacity_milli)) {
-      // The period is ours to set too: the quota means nothing against another period.
-      (void)cgroups_.write(be, Resource::kCpuCfsPeriod, std::to_string(kBECFSPeriodMicros));
-      auto r = cgroups_.write(be, Resource::kCpuCfsQuota, std::to_string(*next));
+      // The period is ours to set too: the quota means nothing against another period, so
+      // without it the quota is not written either.
+      auto r = cgroups_.write(be, Resource::kCpuCfsPeriod, std::to_string(kBECFSPeriodMicros));
+      if (r)
+        r = cgroups_.write(be, Resource::kCpuCfsQuota, std::to_string(*next));
       if (!r) {
         warnOnce(r.error().message);
       } else {

@@ -267,3 +267,44 @@ TEST_CASE("a koordlet whose cgroup root has no kubepods yet names the flag", "[c
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("-cgroup-root-dir") != std::string::npos);
 }
+
+TEST_CASE("scheduler --config: a bad file exits 1 naming the field, before serving anything",
+          "[cli]") {
+  const std::string dir = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  const std::string path = dir + "/koord-cli-scheduler-config.yaml";
+  {
+    std::ofstream f(path);
+    f << "apiVersion: kubescheduler.config.k8s.io/v1beta1\n"
+         "kind: KubeSchedulerConfiguration\n"
+         "profiles:\n"
+         "  - schedulerName: koord-scheduler\n"
+         "    plugins:\n"
+         "      filter:\n"
+         "        enabled:\n"
+         "          - name: NoSuchPlugin\n";
+  }
+  auto unknown = run({bin("koord"), "scheduler", "--config=" + path, "--port=0"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("profiles[0].plugins.filter.enabled[0].name") != std::string::npos);
+  CHECK(unknown.err.find("NoSuchPlugin") != std::string::npos);
+  {
+    std::ofstream f(path);
+    f << "apiVersion: kubescheduler.config.k8s.io/v1beta1\n"
+         "kind: KubeSchedulerConfiguration\n"
+         "profiles:\n"
+         "  - schedulerName: koord-scheduler\n"
+         "    pluginConfig:\n"
+         "      - name: LoadAwareScheduling\n"
+         "        args:\n"
+         "          usageThresholds: {cpu: 65}\n"
+         "          bogusField: 1\n";
+  }
+  auto bad_args = run({bin("koord"), "scheduler", "--config=" + path, "--port=0"});
+  CHECK(bad_args.exit_code == 1);
+  CHECK(bad_args.err.find("profiles[0].pluginConfig[0].args") != std::string::npos);
+  CHECK(bad_args.err.find("bogusField") != std::string::npos);
+  std::remove(path.c_str());
+  auto missing = run({bin("koord"), "scheduler", "--config=" + path, "--port=0"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find(path) != std::string::npos);
+}

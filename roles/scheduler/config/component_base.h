@@ -1,0 +1,52 @@
+// component-base's ClientConnection and LeaderElection configurations with kube-scheduler's
+// defaults and validation, and v1beta1/v1beta2's healthz/metrics bind addresses.
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "koord/kube/error.h"
+
+namespace koord::roles::scheduler::config {
+
+/// component-base's ClientConnectionConfiguration with kube-scheduler's defaults.
+struct ClientConnection {
+  std::string kubeconfig;
+  std::string accept_content_types;
+  std::string content_type = "application/vnd.kubernetes.protobuf";
+  double qps = 50;           // 0 in the file also means 50
+  std::int32_t burst = 100;  // 0 in the file also means 100
+};
+
+/// component-base's LeaderElectionConfiguration with kube-scheduler's defaults; a zero duration
+/// in the file means the default.
+struct LeaderElection {
+  bool leader_elect = true;
+  std::chrono::nanoseconds lease_duration = std::chrono::seconds(15);
+  std::chrono::nanoseconds renew_deadline = std::chrono::seconds(10);
+  std::chrono::nanoseconds retry_period = std::chrono::seconds(2);
+  std::string resource_lock = "leases";
+  std::string resource_name = "kube-scheduler";
+  std::string resource_namespace = "kube-system";
+};
+
+/// Reads root.clientConnection (absent: the defaults); burst must not be negative.
+kube::Expected<void> parseClientConnection(const boost::json::object& root, ClientConnection& out);
+/// Reads root.leaderElection, then, when electing: positive durations, lease > renew deadline >
+/// 1.2 x retry period (client-go's rule), resourceLock "leases" (the only lock koord has).
+kube::Expected<void> parseLeaderElection(const boost::json::object& root, LeaderElection& out);
+
+/// v1beta1's defaulting then validation: unset -> "0.0.0.0:10251", ":port" -> "0.0.0.0:port",
+/// a bare IP gets port 10251; the host must be an IP, the port 1-65535. Kubernetes 1.20 replaced
+/// an unparsable address with the default; that is an error here.
+kube::Expected<std::string> v1beta1BindAddress(const std::optional<std::string>& v,
+                                               std::string_view path);
+/// v1beta2 kept the fields only to refuse them: empty, or port 0 (off).
+kube::Expected<void> v1beta2BindAddress(const std::optional<std::string>& v, std::string_view path);
+
+}  // namespace koord::roles::scheduler::config

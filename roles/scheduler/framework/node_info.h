@@ -1,0 +1,70 @@
+// The scheduler's view of one node: the Node's projection plus the pods on it (bound and
+// assumed) and what they add up to. Immutable once published in a snapshot; the cache builds a
+// new NodeInfo (copy-on-write) for each change, so a cycle's snapshot never changes under it.
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "koord/kube/error.h"
+#include "koord/kube/labels.h"
+#include "koord/kube/scheduling_match.h"
+#include "pod_info.h"
+#include "resource.h"
+
+namespace koord::roles::scheduler {
+
+struct Node {
+  std::string name;
+  std::string uid;
+  kube::Labels labels;
+  /// Only the annotations a plugin reads (node.koordinator.sh/raw-allocatable,
+  /// scheduling.koordinator.sh/usage-thresholds, ...; see node_decode.cpp).
+  kube::Labels annotations;
+  bool unschedulable = false;
+  std::vector<kube::Taint> taints;
+  Resource allocatable;
+  Resource capacity;
+};
+
+/// Projects a Node; errors name the field ("status.allocatable[cpu]: ...").
+kube::Expected<Node> decodeNode(const boost::json::value& v);
+
+/// (hostIP, protocol, port) in use on a node; 0.0.0.0 conflicts with every IP.
+class HostPortUsage {
+ public:
+  void add(const HostPort& p);
+  void remove(const HostPort& p);
+  bool conflicts(const HostPort& p) const;
+  bool empty() const { return ports_.empty(); }
+
+ private:
+  std::vector<HostPort> ports_;  // few per node
+};
+
+struct NodeInfo {
+  /// Null while only pods are known for a node the cache has not seen (a pod bound before its
+  /// Node arrived); such a NodeInfo is never in a snapshot's node list.
+  std::shared_ptr<const Node> node;
+  std::vector<std::shared_ptr<const PodInfo>> pods;
+  /// The subset of pods with any (anti-)affinity, and with required anti-affinity, for
+  /// InterPodAffinity's walk over existing pods.
+  std::vector<std::shared_ptr<const PodInfo>> pods_with_affinity;
+  std::vector<std::shared_ptr<const PodInfo>> pods_with_required_anti_affinity;
+  Resource requested;
+  Resource non_zero_requested;
+  HostPortUsage used_ports;
+  /// Bumped on every change: the snapshot copies only nodes whose generation moved.
+  std::int64_t generation = 0;
+
+  const std::string& name() const;
+  void addPod(std::shared_ptr<const PodInfo> pod);
+  /// False when no pod with that UID is on the node.
+  bool removePod(const std::string& uid);
+};
+
+}  // namespace koord::roles::scheduler

@@ -1,0 +1,855 @@
+// decodePodInfo: the Pod JSON -> PodInfo projection, with kube-scheduler 1.20's request
+// arithmetic (extended for sidecars as component-helpers' PodRequests does it).
+#include "pod_info.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "koord/kube/decode.h"
+#include "koord/kube/json_fields.h"
+
+namespace koord::roles::scheduler {
+namespace {
+
+using namespace koord::kube::jsonfields;
+
+namespace json = boost::json;
+using kube::Expected;
+using kube::makeKubeError;
+
+// The pod annotations a plugin reads; every other annotation is dropped at decode (a pod's
+// annotations often carry kilobytes of last-applied-configuration). The default plugins of 1.20
+// read none; these three are LoadAware's estimator overrides.
+constexpr std::array<std::string_view, 3> kKeptPodAnnotations = {
+    "scheduling.koordinator.sh/load-estimated-scaling-factors",
+    "scheduling.koordinator.sh/load-estimated-seconds-after-initialized",
+    "scheduling.koordinator.sh/load-estimated-seconds-after-pod-scheduled",
+};
+
+// Each request, limit and overhead must stay below this (in millicores for cpu, in units
+// otherwise): NodeInfo sums every pod of a node in plain int64, so a single absurd value must
+// not be able to wrap it. 2^53 is 8 PiB of memory or 9 billion cores, far above any machine.
+constexpr std::int64_t kMaxPodQuantity = std::int64_t{1} << 53;
+
+Expected<std::int64_t> intValue(const json::value& v, std::string_view path) {
+  // As Go's decoder, 1.0 and 1e3 are not integers.
+  if (v.is_int64())
+    return v.get_int64();
+  if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+    return static_cast<std::int64_t>(v.get_uint64());
+  return typeError(path, "integer", v);
+}
+
+Expected<std::int32_t> int32Value(const json::value& v, std::string_view path) {
+  auto i = intValue(v, path);
+  if (!i)
+    return i.error();
+  if (*i < INT32_MIN || *i > INT32_MAX)
+    return makeKubeError(fmt::format("{}: {} overflows int32", path, *i));
+  return static_cast<std::int32_t>(*i);
+}
+
+Expected<bool> boolField(const json::object& o, std::string_view name, std::string_view path) {
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return false;
+  if (!v->is_bool())
+    return typeError(childPath(path, name), "boolean", *v);
+  return v->get_bool();
+}
+
+Expected<std::vector<std::string>> stringList(const json::object& o, std::string_view name,
+                                              std::string_view path) {
+  std::vector<std::string> out;
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return out;
+  std::string list_path = childPath(path, name);
+  if (!v->is_array())
+    return typeError(list_path, "array", *v);
+  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
+    const json::value& e = v->get_array()[i];
+    if (!e.is_string())
+      return typeError(indexPath(list_path, i), "string", e);
+    out.emplace_back(e.get_string());
+  }
+  return out;
+}
+
+// The array member as a list of objects (empty when absent or null).
+Expected<std::vector<const json::object*>> objectList(const json::object& o, std::string_view name,
+                                                      std::string_view path) {
+  std::vector<const json::object*> out;
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return out;
+  std::string list_path = childPath(path, name);
+  if (!v->is_array())
+    return typeError(list_path, "array", *v);
+  out.reserve(v->get_array().size());
+  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
+    const json::value& e = v->get_array()[i];
+    if (!e.is_object())
+      return typeError(indexPath(list_path, i), "object", e);
+    out.push_back(&e.get_object());
+  }
+  return out;
+}
+
+// ---- time ----
+
+bool readDigits(std::string_view s, std::size_t& pos, std::size_t n, int& out) {
+  if (pos + n > s.size())
+    return false;
+  out = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = s[pos + i];
+    if (c < '0' || c > '9')
+      return false;
+    out = out * 10 + (c - '0');
+  }
+  pos += n;
+  return true;
+}
+
+bool skip(std::string_view s, std::size_t& pos, char c) {
+  if (pos >= s.size() || s[pos] != c)
+    return false;
+  ++pos;
+  return true;
+}
+
+// metav1.Time's wire form, RFC 3339: "2024-05-01T10:00:00Z", fractional seconds and a numeric
+// offset accepted as Go's time.Parse(time.RFC3339) accepts them.
+Expected<std::chrono::system_clock::time_point> parseTime(std::string_view s,
+                                                          std::string_view path) {
+  using namespace std::chrono;
+  auto bad = [&] {
+    return makeKubeError(
+        fmt::format("{}: \"{}\" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)", path, s));
+  };
+  std::size_t pos = 0;
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+  if (!readDigits(s, pos, 4, y) || !skip(s, pos, '-') || !readDigits(s, pos, 2, mo) ||
+      !skip(s, pos, '-') || !readDigits(s, pos, 2, d) || !skip(s, pos, 'T') ||
+      !readDigits(s, pos, 2, h) || !skip(s, pos, ':') || !readDigits(s, pos, 2, mi) ||
+      !skip(s, pos, ':') || !readDigits(s, pos, 2, sec)) {
+    return bad();
+  }
+  const year_month_day ymd{year(y), month(static_cast<unsigned>(mo)),
+                           day(static_cast<unsigned>(d))};
+  if (!ymd.ok() || h > 23 || mi > 59 || sec > 59)
+    return bad();
+  std::int64_t nanos = 0;
+  if (skip(s, pos, '.')) {
+    std::size_t digits = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (digits < 9)
+        nanos = nanos * 10 + (s[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0)
+      return bad();
+    for (std::size_t i = digits; i < 9; ++i)
+      nanos *= 10;
+  }
+  minutes offset{0};
+  if (!skip(s, pos, 'Z')) {
+    if (pos >= s.size() || (s[pos] != '+' && s[pos] != '-'))
+      return bad();
+    const bool negative = s[pos] == '-';
+    ++pos;
+    int oh = 0, om = 0;
+    if (!readDigits(s, pos, 2, oh) || !skip(s, pos, ':') || !readDigits(s, pos, 2, om) || oh > 23 ||
+        om > 59) {
+      return bad();
+    }
+    offset = minutes(oh * 60 + om);
+    if (negative)
+      offset = -offset;
+  }
+  if (pos != s.size())
+    return bad();
+  const auto local = sys_days(ymd) + hours(h) + minutes(mi) + seconds(sec) + nanoseconds(nanos);
+  return time_point_cast<system_clock::duration>(local - offset);
+}
+
+// ---- resources ----
+
+bool hasSlash(std::string_view name) {
+  return name.find('/') != std::string_view::npos;
+}
+
+// What the API server's validation lets a container request: a qualified name; without a
+// prefix only cpu, memory, ephemeral-storage and hugepages-<size>. nullopt, or why not.
+std::optional<std::string> resourceNameProblem(std::string_view name, bool container) {
+  if (auto why = kube::validateLabelKey(name))
+    return "invalid resource name: " + *why;
+  if (container && !hasSlash(name) && name != kResourceCPU && name != kResourceMemory &&
+      name != kResourceEphemeralStorage && !name.starts_with("hugepages-")) {
+    return std::string("must be a standard resource for containers");
+  }
+  return std::nullopt;
+}
+
+// Validated, then converted to the scheduler's integers.
+Expected<Resource> podResourceList(const json::object& o, std::string_view name,
+                                   std::string_view path, bool container,
+                                   kube::ResourceList* raw = nullptr) {
+  const json::value* v = field(o, name);
+  if (v == nullptr)
+    return Resource{};
+  std::string list_path = childPath(path, name);
+  auto list = kube::decodeResourceList(*v, list_path);
+  if (!list)
+    return list.error();
+  for (const auto& [res, q] : *list) {
+    // Formatted only on the error path: this runs for every container of every pod listed.
+    auto item = [&, &res = res] { return fmt::format("{}[{}]", list_path, res); };
+    if (auto why = resourceNameProblem(res, container))
+      return makeKubeError(fmt::format("{}: {}", item(), *why));
+    if (q.sign() < 0)
+      return makeKubeError(fmt::format("{}: must be greater than or equal to 0", item()));
+    const std::int64_t converted = res == kResourceCPU ? q.milliValue() : q.value();
+    if (converted > kMaxPodQuantity) {
+      return makeKubeError(fmt::format("{}: {} is beyond the scheduler's limit of 2^53{}", item(),
+                                       q.toString(), res == kResourceCPU ? " millicores" : ""));
+    }
+  }
+  Resource out = Resource::fromList(*list);
+  if (raw != nullptr)
+    *raw = std::move(*list);
+  return out;
+}
+
+// a += b; false (a partly changed) when a sum leaves int64. Each term is below 2^53, so this
+// takes thousands of containers, but a hostile object may have them.
+bool addChecked(Resource& a, const Resource& b) {
+  bool overflow = __builtin_add_overflow(a.milli_cpu, b.milli_cpu, &a.milli_cpu);
+  overflow |= __builtin_add_overflow(a.memory, b.memory, &a.memory);
+  overflow |=
+      __builtin_add_overflow(a.ephemeral_storage, b.ephemeral_storage, &a.ephemeral_storage);
+  overflow |=
+      __builtin_add_overflow(a.allowed_pod_number, b.allowed_pod_number, &a.allowed_pod_number);
+  for (const auto& [name, v] : b.scalar) {
+    std::int64_t sum = 0;
+    overflow |= __builtin_add_overflow(a.scalarValue(name), v, &sum);
+    a.setScalar(name, sum);
+  }
+  return !overflow;
+}
+
+struct ContainerSpec {
+  Resource requests;
+  Resource non_zero_requests;  // requests with kube-scheduler's defaults for absent cpu/memory
+  Resource limits;
+  apis::ContainerResources raw;  // for the Kubernetes QoS class
+  std::vector<HostPort> host_ports;
+  bool sidecar = false;  // an init container with restartPolicy: Always
+};
+
+Expected<std::string> protocolOf(const json::object& port, std::string_view path) {
+  auto p = stringField(port, "protocol", path);
+  if (!p)
+    return p.error();
+  if (p->empty())
+    return std::string("TCP");
+  if (*p == "TCP" || *p == "UDP" || *p == "SCTP")
+    return p;
+  return makeKubeError(fmt::format(
+      "{}.protocol: unsupported value \"{}\": supported values: \"SCTP\", \"TCP\", \"UDP\"", path,
+      *p));
+}
+
+Expected<std::vector<HostPort>> hostPorts(const json::object& c, std::string_view path) {
+  std::vector<HostPort> out;
+  auto ports = objectList(c, "ports", path);
+  if (!ports)
+    return ports.error();
+  for (std::size_t i = 0; i < ports->size(); ++i) {
+    const json::object& p = *(*ports)[i];
+    std::string ppath = indexPath(childPath(path, "ports"), i);
+    const json::value* hp = field(p, "hostPort");
+    if (hp == nullptr)
+      continue;
+    auto port = int32Value(*hp, childPath(ppath, "hostPort"));
+    if (!port)
+      return port.error();
+    if (*port < 0 || *port > 65535) {
+      return makeKubeError(fmt::format("{}.hostPort: {} is not between 0 and 65535", ppath, *port));
+    }
+    if (*port == 0)  // no host port: only the container port, which NodePorts ignores
+      continue;
+    auto protocol = protocolOf(p, ppath);
+    if (!protocol)
+      return protocol.error();
+    auto ip = stringField(p, "hostIP", ppath);
+    if (!ip)
+      return ip.error();
+    HostPort h;
+    h.port = *port;
+    h.protocol = std::move(*protocol);
+    if (!ip->empty())
+      h.host_ip = std::move(*ip);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+Expected<std::vector<ContainerSpec>> containers(const json::object& spec, std::string_view name,
+                                                bool init) {
+  std::vector<ContainerSpec> out;
+  std::string list_path = childPath("spec", name);
+  auto items = objectList(spec, name, "spec");
+  if (!items)
+    return items.error();
+  out.reserve(items->size());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const json::object& c = *(*items)[i];
+    std::string path = indexPath(list_path, i);
+    ContainerSpec cs;
+    auto resources = objectField(c, "resources", path);
+    if (!resources)
+      return resources.error();
+    if (*resources != nullptr) {
+      std::string rpath = childPath(path, "resources");
+      auto requests = podResourceList(**resources, "requests", rpath, true, &cs.raw.requests);
+      if (!requests)
+        return requests.error();
+      cs.requests = std::move(*requests);
+      auto limits = podResourceList(**resources, "limits", rpath, true, &cs.raw.limits);
+      if (!limits)
+        return limits.error();
+      cs.limits = std::move(*limits);
+    }
+    // GetNonzeroRequestForResource: only an absent request is defaulted; an explicit 0 stays.
+    cs.non_zero_requests = cs.requests;
+    if (!cs.raw.requests.contains(kResourceCPU))
+      cs.non_zero_requests.milli_cpu = kDefaultMilliCPURequest;
+    if (!cs.raw.requests.contains(kResourceMemory))
+      cs.non_zero_requests.memory = kDefaultMemoryRequest;
+    if (init) {
+      auto restart = stringField(c, "restartPolicy", path);
+      if (!restart)
+        return restart.error();
+      if (*restart == "Always") {
+        cs.sidecar = true;
+      } else if (!restart->empty()) {
+        return makeKubeError(
+            fmt::format("{}.restartPolicy: unsupported value \"{}\": supported values: \"Always\"",
+                        path, *restart));
+      }
+    }
+    auto ports = hostPorts(c, path);
+    if (!ports)
+      return ports.error();
+    cs.host_ports = std::move(*ports);
+    out.push_back(std::move(cs));
+  }
+  return out;
+}
+
+// component-helpers' AggregateContainerRequests over one of requests / non-zero requests /
+// limits: containers summed; each init container is a floor, together with the sidecars
+// started before it; sidecars also run beside the containers, so they join the sum. For a pod
+// without sidecars this is 1.20's max(sum(containers), each init container).
+template <typename Pick>
+Expected<Resource> aggregate(const std::vector<ContainerSpec>& regular,
+                             const std::vector<ContainerSpec>& init, std::string_view what,
+                             Pick pick) {
+  auto overflow = [&] {
+    return makeKubeError(fmt::format("spec: the pod's summed {} overflow int64", what));
+  };
+  Resource sum;
+  for (const auto& c : regular) {
+    if (!addChecked(sum, pick(c)))
+      return overflow();
+  }
+  Resource sidecars;
+  Resource init_floor;
+  for (const auto& c : init) {
+    Resource running;  // what runs while this init container does
+    if (c.sidecar) {
+      if (!addChecked(sum, pick(c)) || !addChecked(sidecars, pick(c)))
+        return overflow();
+      running = sidecars;
+    } else {
+      running = pick(c);
+      if (!addChecked(running, sidecars))
+        return overflow();
+    }
+    init_floor.setMax(running);
+  }
+  sum.setMax(init_floor);
+  return sum;
+}
+
+// ---- affinity ----
+
+// metav1.LabelSelectorAsSelector: absent or null matches nothing, {} everything.
+Expected<kube::Selector> labelSelectorField(const json::object& o, std::string_view path) {
+  const json::value* v = field(o, "labelSelector");
+  if (v == nullptr)
+    return kube::Selector::nothing();
+  std::string spath = childPath(path, "labelSelector");
+  auto decoded = kube::decodeLabelSelector(*v, spath);
+  if (!decoded)
+    return decoded.error();
+  auto selector = kube::toSelector(*decoded);
+  if (!selector)
+    return makeKubeError(fmt::format("{}.{}", spath, selector.error().message));
+  return selector;
+}
+
+Expected<PodAffinityTerm> podAffinityTerm(const json::object& o, std::string_view path,
+                                          const std::string& pod_namespace) {
+  PodAffinityTerm term;
+  auto selector = labelSelectorField(o, path);
+  if (!selector)
+    return selector.error();
+  term.label_selector = std::move(*selector);
+  auto namespaces = stringList(o, "namespaces", path);
+  if (!namespaces)
+    return namespaces.error();
+  term.namespaces = std::move(*namespaces);
+  if (term.namespaces.empty()) {
+    term.namespaces.push_back(pod_namespace);
+  } else {
+    // A set in kube-scheduler (sets.String): order and repeats carry no meaning.
+    std::sort(term.namespaces.begin(), term.namespaces.end());
+    term.namespaces.erase(std::unique(term.namespaces.begin(), term.namespaces.end()),
+                          term.namespaces.end());
+  }
+  auto key = stringField(o, "topologyKey", path);
+  if (!key)
+    return key.error();
+  term.topology_key = std::move(*key);
+  return term;
+}
+
+Expected<PodAffinityRules> podAffinityRules(const json::object& o, std::string_view path,
+                                            const std::string& pod_namespace) {
+  PodAffinityRules out;
+  auto required = objectList(o, "requiredDuringSchedulingIgnoredDuringExecution", path);
+  if (!required)
+    return required.error();
+  std::string rpath = childPath(path, "requiredDuringSchedulingIgnoredDuringExecution");
+  for (std::size_t i = 0; i < required->size(); ++i) {
+    auto term = podAffinityTerm(*(*required)[i], indexPath(rpath, i), pod_namespace);
+    if (!term)
+      return term.error();
+    out.required.push_back(std::move(*term));
+  }
+  auto preferred = objectList(o, "preferredDuringSchedulingIgnoredDuringExecution", path);
+  if (!preferred)
+    return preferred.error();
+  std::string ppath = childPath(path, "preferredDuringSchedulingIgnoredDuringExecution");
+  for (std::size_t i = 0; i < preferred->size(); ++i) {
+    const json::object& w = *(*preferred)[i];
+    std::string wpath = indexPath(ppath, i);
+    WeightedPodAffinityTerm weighted;
+    if (const json::value* weight = field(w, "weight")) {
+      auto parsed = int32Value(*weight, childPath(wpath, "weight"));
+      if (!parsed)
+        return parsed.error();
+      weighted.weight = *parsed;
+    }
+    auto term_obj = objectField(w, "podAffinityTerm", wpath);
+    if (!term_obj)
+      return term_obj.error();
+    if (*term_obj != nullptr) {
+      auto term = podAffinityTerm(**term_obj, childPath(wpath, "podAffinityTerm"), pod_namespace);
+      if (!term)
+        return term.error();
+      weighted.term = std::move(*term);
+    } else {
+      // Go's zero PodAffinityTerm: a nil selector, which selects nothing.
+      weighted.term.label_selector = kube::Selector::nothing();
+      weighted.term.namespaces.push_back(pod_namespace);
+    }
+    out.preferred.push_back(std::move(weighted));
+  }
+  return out;
+}
+
+Expected<void> decodeAffinity(const json::object& spec, PodInfo& pod) {
+  auto affinity = objectField(spec, "affinity", "spec");
+  if (!affinity)
+    return affinity.error();
+  if (*affinity == nullptr)
+    return {};
+  const json::object& a = **affinity;
+  if (const json::value* na = field(a, "nodeAffinity")) {
+    auto decoded = kube::decodeNodeAffinity(*na, "spec.affinity.nodeAffinity");
+    if (!decoded)
+      return decoded.error();
+    pod.node_affinity = std::move(*decoded);
+  }
+  auto pa = objectField(a, "podAffinity", "spec.affinity");
+  if (!pa)
+    return pa.error();
+  if (*pa != nullptr) {
+    auto rules = podAffinityRules(**pa, "spec.affinity.podAffinity", pod.namespace_);
+    if (!rules)
+      return rules.error();
+    pod.pod_affinity = std::move(*rules);
+  }
+  auto paa = objectField(a, "podAntiAffinity", "spec.affinity");
+  if (!paa)
+    return paa.error();
+  if (*paa != nullptr) {
+    auto rules = podAffinityRules(**paa, "spec.affinity.podAntiAffinity", pod.namespace_);
+    if (!rules)
+      return rules.error();
+    pod.pod_anti_affinity = std::move(*rules);
+  }
+  return {};
+}
+
+Expected<std::vector<TopologySpreadConstraint>> spreadConstraints(const json::object& spec) {
+  std::vector<TopologySpreadConstraint> out;
+  auto items = objectList(spec, "topologySpreadConstraints", "spec");
+  if (!items)
+    return items.error();
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const json::object& c = *(*items)[i];
+    std::string path = indexPath("spec.topologySpreadConstraints", i);
+    TopologySpreadConstraint tsc;
+    std::int32_t skew = 0;
+    if (const json::value* v = field(c, "maxSkew")) {
+      auto parsed = int32Value(*v, childPath(path, "maxSkew"));
+      if (!parsed)
+        return parsed.error();
+      skew = *parsed;
+    }
+    if (skew <= 0)
+      return makeKubeError(fmt::format("{}.maxSkew: {} must be greater than zero", path, skew));
+    tsc.max_skew = skew;
+    auto key = stringField(c, "topologyKey", path);
+    if (!key)
+      return key.error();
+    tsc.topology_key = std::move(*key);
+    auto when = stringField(c, "whenUnsatisfiable", path);
+    if (!when)
+      return when.error();
+    if (*when == "DoNotSchedule") {
+      tsc.when_unsatisfiable = UnsatisfiableConstraintAction::kDoNotSchedule;
+    } else if (*when == "ScheduleAnyway") {
+      tsc.when_unsatisfiable = UnsatisfiableConstraintAction::kScheduleAnyway;
+    } else {
+      return makeKubeError(
+          fmt::format("{}.whenUnsatisfiable: unsupported value \"{}\": supported values: "
+                      "\"DoNotSchedule\", \"ScheduleAnyway\"",
+                      path, *when));
+    }
+    auto selector = labelSelectorField(c, path);
+    if (!selector)
+      return selector.error();
+    tsc.label_selector = std::move(*selector);
+    out.push_back(std::move(tsc));
+  }
+  return out;
+}
+
+// ---- metadata and status ----
+
+Expected<kube::Labels> keptAnnotations(const json::object& meta) {
+  kube::Labels out;
+  const json::value* v = field(meta, "annotations");
+  if (v == nullptr)
+    return out;
+  if (!v->is_object())
+    return typeError("metadata.annotations", "object", *v);
+  for (std::string_view key : kKeptPodAnnotations) {
+    const json::value* a = field(v->get_object(), key);
+    if (a == nullptr)
+      continue;
+    if (!a->is_string())
+      return typeError(fmt::format("metadata.annotations[{}]", key), "string", *a);
+    out.emplace(std::string(key), std::string(a->get_string()));
+  }
+  return out;
+}
+
+Expected<void> decodeMetadata(const json::object& root, PodInfo& pod) {
+  auto metadata = objectField(root, "metadata", "");
+  if (!metadata)
+    return metadata.error();
+  if (*metadata == nullptr)
+    return {};
+  const json::object& meta = **metadata;
+  auto ns = stringField(meta, "namespace", "metadata");
+  if (!ns)
+    return ns.error();
+  pod.namespace_ = std::move(*ns);
+  auto name = stringField(meta, "name", "metadata");
+  if (!name)
+    return name.error();
+  pod.name = std::move(*name);
+  auto uid = stringField(meta, "uid", "metadata");
+  if (!uid)
+    return uid.error();
+  pod.uid = std::move(*uid);
+  auto rv = stringField(meta, "resourceVersion", "metadata");
+  if (!rv)
+    return rv.error();
+  pod.resource_version = std::move(*rv);
+  if (const json::value* labels = field(meta, "labels")) {
+    auto decoded = kube::decodeStringMap(*labels, "metadata.labels");
+    if (!decoded)
+      return decoded.error();
+    pod.labels = std::move(*decoded);
+  }
+  auto annotations = keptAnnotations(meta);
+  if (!annotations)
+    return annotations.error();
+  pod.annotations = std::move(*annotations);
+  auto created = stringField(meta, "creationTimestamp", "metadata");
+  if (!created)
+    return created.error();
+  if (!created->empty()) {
+    auto t = parseTime(*created, "metadata.creationTimestamp");
+    if (!t)
+      return t.error();
+    pod.creation_timestamp = *t;
+  }
+  auto deleted = stringField(meta, "deletionTimestamp", "metadata");
+  if (!deleted)
+    return deleted.error();
+  if (!deleted->empty()) {
+    if (auto t = parseTime(*deleted, "metadata.deletionTimestamp"); !t)
+      return t.error();
+    pod.terminating = true;
+  }
+  auto owners = objectList(meta, "ownerReferences", "metadata");
+  if (!owners)
+    return owners.error();
+  for (std::size_t i = 0; i < owners->size(); ++i) {
+    const json::object& ref = *(*owners)[i];
+    std::string path = indexPath("metadata.ownerReferences", i);
+    auto controller = boolField(ref, "controller", path);
+    if (!controller)
+      return controller.error();
+    if (!*controller)
+      continue;
+    // metav1.GetControllerOf: the first reference marked controller.
+    auto kind = stringField(ref, "kind", path);
+    if (!kind)
+      return kind.error();
+    auto owner = stringField(ref, "name", path);
+    if (!owner)
+      return owner.error();
+    pod.controller_kind = std::move(*kind);
+    pod.controller_name = std::move(*owner);
+    break;
+  }
+  return {};
+}
+
+Expected<PodPhase> phaseOf(std::string_view s) {
+  if (s.empty() || s == "Pending")
+    return PodPhase::kPending;
+  if (s == "Running")
+    return PodPhase::kRunning;
+  if (s == "Succeeded")
+    return PodPhase::kSucceeded;
+  if (s == "Failed")
+    return PodPhase::kFailed;
+  if (s == "Unknown")
+    return PodPhase::kUnknown;
+  return makeKubeError(
+      fmt::format("status.phase: unsupported value \"{}\": supported values: \"Failed\", "
+                  "\"Pending\", \"Running\", \"Succeeded\", \"Unknown\"",
+                  s));
+}
+
+Expected<void> decodeSpecScalars(const json::object& s, PodInfo& pod,
+                                 std::optional<std::int32_t>& priority) {
+  auto scheduler = stringField(s, "schedulerName", "spec");
+  if (!scheduler)
+    return scheduler.error();
+  if (!scheduler->empty())
+    pod.scheduler_name = std::move(*scheduler);
+  auto node_name = stringField(s, "nodeName", "spec");
+  if (!node_name)
+    return node_name.error();
+  pod.node_name = std::move(*node_name);
+  if (const json::value* p = field(s, "priority")) {
+    auto parsed = int32Value(*p, "spec.priority");
+    if (!parsed)
+      return parsed.error();
+    priority = *parsed;
+    pod.priority = *parsed;
+  }
+  auto preemption = stringField(s, "preemptionPolicy", "spec");
+  if (!preemption)
+    return preemption.error();
+  if (*preemption == "Never") {
+    pod.preempt_never = true;
+  } else if (!preemption->empty() && *preemption != "PreemptLowerPriority") {
+    return makeKubeError(
+        fmt::format("spec.preemptionPolicy: unsupported value \"{}\": supported values: "
+                    "\"Never\", \"PreemptLowerPriority\"",
+                    *preemption));
+  }
+  if (const json::value* ns = field(s, "nodeSelector")) {
+    auto decoded = kube::decodeStringMap(*ns, "spec.nodeSelector");
+    if (!decoded)
+      return decoded.error();
+    pod.node_selector = std::move(*decoded);
+  }
+  if (const json::value* t = field(s, "tolerations")) {
+    auto decoded = kube::decodeTolerations(*t, "spec.tolerations");
+    if (!decoded)
+      return decoded.error();
+    pod.tolerations = std::move(*decoded);
+  }
+  return {};
+}
+
+// Requests, non-zero requests, limits and host ports from the containers and the overhead;
+// `for_qos` gets every container's lists for the Kubernetes QoS class.
+Expected<void> decodeResources(const json::object& s, PodInfo& pod,
+                               std::vector<apis::ContainerResources>& for_qos) {
+  auto regular = containers(s, "containers", /*init=*/false);
+  if (!regular)
+    return regular.error();
+  auto init = containers(s, "initContainers", /*init=*/true);
+  if (!init)
+    return init.error();
+  auto overhead = podResourceList(s, "overhead", "spec", /*container=*/false);
+  if (!overhead)
+    return overhead.error();
+
+  auto requests = aggregate(*regular, *init, "requests",
+                            [](const ContainerSpec& c) -> const Resource& { return c.requests; });
+  if (!requests)
+    return requests.error();
+  auto non_zero =
+      aggregate(*regular, *init, "requests",
+                [](const ContainerSpec& c) -> const Resource& { return c.non_zero_requests; });
+  if (!non_zero)
+    return non_zero.error();
+  auto limits = aggregate(*regular, *init, "limits",
+                          [](const ContainerSpec& c) -> const Resource& { return c.limits; });
+  if (!limits)
+    return limits.error();
+  if (!addChecked(*requests, *overhead) || !addChecked(*non_zero, *overhead))
+    return makeKubeError("spec.overhead: the pod's summed requests overflow int64");
+  // PodLimits adds the overhead only to resources some container limits: a pod without a
+  // memory limit stays unlimited in memory.
+  std::set<std::string, std::less<>> limited;
+  for (const auto* list : {&*regular, &*init}) {
+    for (const auto& c : *list) {
+      for (const auto& [name, q] : c.raw.limits)
+        limited.insert(name);
+    }
+  }
+  Resource overhead_limited;
+  for (const auto& name : limited) {
+    const std::int64_t v = overhead->get(name);
+    if (name == kResourceCPU)
+      overhead_limited.milli_cpu = v;
+    else if (name == kResourceMemory)
+      overhead_limited.memory = v;
+    else if (name == kResourceEphemeralStorage)
+      overhead_limited.ephemeral_storage = v;
+    else if (name == kResourcePods)
+      overhead_limited.allowed_pod_number = v;
+    else
+      overhead_limited.setScalar(name, v);
+  }
+  if (!addChecked(*limits, overhead_limited))
+    return makeKubeError("spec.overhead: the pod's summed limits overflow int64");
+  pod.requests = std::move(*requests);
+  pod.non_zero_requests = std::move(*non_zero);
+  pod.limits = std::move(*limits);
+
+  // GetHostPorts: sidecars first (they run for the pod's whole life), then the containers.
+  for (const auto& c : *init) {
+    if (c.sidecar)
+      pod.host_ports.insert(pod.host_ports.end(), c.host_ports.begin(), c.host_ports.end());
+  }
+  for (const auto& c : *regular)
+    pod.host_ports.insert(pod.host_ports.end(), c.host_ports.begin(), c.host_ports.end());
+
+  for (const auto* list : {&*regular, &*init}) {
+    for (const auto& c : *list)
+      for_qos.push_back(c.raw);
+  }
+  return {};
+}
+
+}  // namespace
+
+kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v) {
+  if (!v.is_object())
+    return typeError("Pod", "object", v);
+  const json::object& root = v.get_object();
+  PodInfo pod;
+  if (auto ok = decodeMetadata(root, pod); !ok)
+    return ok.error();
+
+  std::optional<std::int32_t> priority;
+  std::vector<apis::ContainerResources> for_qos;
+  auto spec = objectField(root, "spec", "");
+  if (!spec)
+    return spec.error();
+  if (*spec != nullptr) {
+    const json::object& s = **spec;
+    if (auto ok = decodeSpecScalars(s, pod, priority); !ok)
+      return ok.error();
+    if (auto ok = decodeResources(s, pod, for_qos); !ok)
+      return ok.error();
+    if (auto ok = decodeAffinity(s, pod); !ok)
+      return ok.error();
+    auto spread = spreadConstraints(s);
+    if (!spread)
+      return spread.error();
+    pod.topology_spread_constraints = std::move(*spread);
+  }
+
+  std::string status_qos;
+  auto status = objectField(root, "status", "");
+  if (!status)
+    return status.error();
+  if (*status != nullptr) {
+    auto phase = stringField(**status, "phase", "status");
+    if (!phase)
+      return phase.error();
+    auto parsed = phaseOf(*phase);
+    if (!parsed)
+      return parsed.error();
+    pod.phase = *parsed;
+    auto nominated = stringField(**status, "nominatedNodeName", "status");
+    if (!nominated)
+      return nominated.error();
+    pod.nominated_node_name = std::move(*nominated);
+    auto qos = stringField(**status, "qosClass", "status");
+    if (!qos)
+      return qos.error();
+    status_qos = std::move(*qos);
+  }
+
+  // status.qosClass is set by the API server on create; computing it covers objects that never
+  // went through one.
+  const apis::KubeQoS kube_qos = apis::kubeQoSFromStatus(status_qos, for_qos);
+  pod.qos = apis::podQoSClassWithDefault(pod.labels, kube_qos);
+  pod.priority_class = apis::podPriorityClassRaw(pod.labels, priority);
+  return pod;
+}
+
+}  // namespace koord::roles::scheduler

@@ -1,0 +1,112 @@
+// The scheduler's projection of a Pod: what the default plugins, LoadAwareScheduling and the
+// queue read, decoded once at the informer (errors name the field), shared read-only afterwards.
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "koord/apis/extension.h"
+#include "koord/kube/error.h"
+#include "koord/kube/labels.h"
+#include "koord/kube/scheduling_match.h"
+#include "resource.h"
+
+namespace koord::roles::scheduler {
+
+/// A container port with a hostPort (only those matter to NodePorts); protocol defaults to TCP
+/// and hostIP to 0.0.0.0, as the API server's defaulting leaves them.
+struct HostPort {
+  std::string host_ip = "0.0.0.0";
+  std::string protocol = "TCP";
+  std::int32_t port = 0;
+
+  friend bool operator==(const HostPort&, const HostPort&) = default;
+};
+
+/// One PodAffinityTerm: pods matching label_selector in `namespaces` (empty: the pod's own
+/// namespace, filled in at decode) on nodes sharing topology_key's value.
+struct PodAffinityTerm {
+  kube::Selector label_selector;
+  std::vector<std::string> namespaces;
+  std::string topology_key;
+};
+
+struct WeightedPodAffinityTerm {
+  std::int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PodAffinityRules {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+  bool empty() const { return required.empty() && preferred.empty(); }
+};
+
+enum class UnsatisfiableConstraintAction { kDoNotSchedule, kScheduleAnyway };
+
+struct TopologySpreadConstraint {
+  std::int32_t max_skew = 1;
+  std::string topology_key;
+  UnsatisfiableConstraintAction when_unsatisfiable = UnsatisfiableConstraintAction::kDoNotSchedule;
+  kube::Selector label_selector;
+};
+
+enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+struct PodInfo {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  kube::Labels labels;
+  /// Only the annotations a plugin reads are kept (see kKeptPodAnnotations in pod_decode.cpp).
+  kube::Labels annotations;
+  std::chrono::system_clock::time_point creation_timestamp{};
+  bool terminating = false;  // metadata.deletionTimestamp set
+  /// The controller owner's kind ("ReplicaSet", "DaemonSet", ...) and name; empty without one.
+  std::string controller_kind;
+  std::string controller_name;
+
+  std::string scheduler_name = "default-scheduler";
+  std::string node_name;            // spec.nodeName
+  std::string nominated_node_name;  // status.nominatedNodeName
+  std::int32_t priority = 0;        // spec.priority (0 when unset, as the API defaults it)
+  bool preempt_never = false;       // spec.preemptionPolicy == Never
+  PodPhase phase = PodPhase::kPending;
+
+  /// The effective request (containers summed, each init container as a floor, overhead added)
+  /// and the same with kube-scheduler's non-zero defaults for CPU and memory per container.
+  Resource requests;
+  Resource non_zero_requests;
+  /// Containers' limits summed the same way (LoadAware's estimator reads max(limit, request)).
+  Resource limits;
+
+  std::vector<HostPort> host_ports;
+  kube::Labels node_selector;
+  std::optional<kube::NodeAffinity> node_affinity;
+  PodAffinityRules pod_affinity;
+  PodAffinityRules pod_anti_affinity;
+  std::vector<kube::Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+
+  /// koordinator.sh/qosClass label, else from the Kubernetes QoS class.
+  apis::QoSClass qos = apis::QoSClass::kNone;
+  /// koordinator.sh/priority-class label, else spec.priority's band.
+  apis::PriorityClass priority_class = apis::PriorityClass::kNone;
+
+  std::string key() const { return namespace_ + "/" + name; }
+  bool isDaemonSetPod() const { return controller_kind == "DaemonSet"; }
+  bool assigned() const { return !node_name.empty(); }
+  /// Succeeded or Failed: its resources are free again.
+  bool finished() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }
+};
+
+/// Projects a Pod; errors name the field ("spec.containers[1].resources.requests[cpu]: ...").
+kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v);
+
+}  // namespace koord::roles::scheduler

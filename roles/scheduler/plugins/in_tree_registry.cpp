@@ -1,0 +1,18 @@
+// Every plugin this build carries, by name: upstream's and Koordinator's.
+#include "framework/plugin_registry.h"
+#include "plugins/loadaware/loadaware.h"
+#include "plugins/upstream/upstream_plugins.h"
+
+namespace koord::roles::scheduler {
+
+const PluginRegistry& inTreeRegistry() {
+  static const PluginRegistry registry = [] {
+    PluginRegistry r;
+    upstream::registerUpstreamPlugins(r);
+    registerLoadAwareScheduling(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace koord::roles::scheduler

@@ -1,0 +1,60 @@
+#include "plugins/upstream/nodeports/node_ports.h"
+
+#include <fmt/format.h>
+
+#include "framework/plugin_registry.h"
+#include "plugins/upstream/args_decode.h"
+#include "plugins/upstream/upstream_plugins.h"
+
+namespace koord::roles::scheduler::upstream {
+
+namespace {
+
+constexpr std::string_view kPreFilterStateKey = "PreFilterNodePorts";
+
+struct PortsState final : StateData {
+  std::vector<HostPort> ports;
+  std::unique_ptr<StateData> clone() const override { return std::make_unique<PortsState>(*this); }
+};
+
+}  // namespace
+
+bool fitsPorts(const std::vector<HostPort>& ports, const NodeInfo& node) {
+  for (const auto& p : ports) {
+    // Port 0 asks for no host port; the API keeps only real ones, this guards a hand-made pod.
+    if (p.port > 0 && node.used_ports.conflicts(p))
+      return false;
+  }
+  return true;
+}
+
+Status NodePorts::preFilter(CycleState& state, const PodInfo& pod) {
+  auto data = std::make_unique<PortsState>();
+  data->ports = pod.host_ports;
+  state.write(kPreFilterStateKey, std::move(data));
+  return Status::success();
+}
+
+Status NodePorts::filter(const CycleState& state, const PodInfo&, const NodeInfo& node) const {
+  const auto* s = state.read<PortsState>(kPreFilterStateKey);
+  if (s == nullptr)
+    return Status::error(
+        fmt::format("error reading \"{}\" from cycleState: not found", kPreFilterStateKey));
+  if (fitsPorts(s->ports, node))
+    return Status::success();
+  return Status::unschedulable(std::string(kErrReasonNodePorts));
+}
+
+void registerNodePorts(PluginRegistry& registry) {
+  registry.add(std::string(kNodePortsName),
+               PluginFactory{
+                   .decode_args = [](const boost::json::value* args,
+                                     std::string_view) { return refuseArgs(args, kNodePortsName); },
+                   .create = [](std::shared_ptr<const PluginArgs>,
+                                FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
+                     return std::make_shared<NodePorts>();
+                   },
+               });
+}
+
+}  // namespace koord::roles::scheduler::upstream

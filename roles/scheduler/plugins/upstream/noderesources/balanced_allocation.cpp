@@ -1,0 +1,87 @@
+#include "plugins/upstream/noderesources/balanced_allocation.h"
+
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include "framework/plugin_registry.h"
+#include "koord/kube/json_fields.h"
+#include "plugins/upstream/args_decode.h"
+#include "plugins/upstream/noderesources/resource_args.h"
+#include "plugins/upstream/upstream_plugins.h"
+
+namespace koord::roles::scheduler::upstream {
+
+kube::Expected<std::shared_ptr<const NodeResourcesBalancedAllocationArgs>>
+decodeNodeResourcesBalancedAllocationArgs(const boost::json::value* args,
+                                          std::string_view api_version) {
+  auto out = std::make_shared<NodeResourcesBalancedAllocationArgs>();
+  if (isV1beta1OrOlder(api_version)) {
+    auto refused = refuseArgs(args, kNodeResourcesBalancedAllocationName);
+    if (!refused)
+      return refused.error();
+    return std::shared_ptr<const NodeResourcesBalancedAllocationArgs>(std::move(out));
+  }
+  auto o = argsObject(args);
+  if (!o)
+    return o.error();
+  if (*o == nullptr)
+    return std::shared_ptr<const NodeResourcesBalancedAllocationArgs>(std::move(out));
+  if (auto known = checkKnownFields(**o, {"resources"}, ""); !known)
+    return known.error();
+  if (const boost::json::value* r = kube::jsonfields::field(**o, "resources")) {
+    auto resources = decodeResourceSpecs(*r, "resources");
+    if (!resources)
+      return resources.error();
+    for (std::size_t i = 0; i < resources->size(); ++i) {
+      auto& spec = (*resources)[i];
+      if (spec.weight == 0)
+        spec.weight = 1;
+      // The formula ignores weights; anything but 1 would promise an effect it does not have.
+      if (spec.weight != 1)
+        return kube::makeKubeError(
+            fmt::format("resources[{}].weight: Invalid value: {}: must be 1", i, spec.weight));
+    }
+    out->resources = std::move(*resources);
+  }
+  return std::shared_ptr<const NodeResourcesBalancedAllocationArgs>(std::move(out));
+}
+
+NodeResourcesBalancedAllocation::NodeResourcesBalancedAllocation(
+    std::shared_ptr<const NodeResourcesBalancedAllocationArgs> args)
+    : args_(args ? std::move(args)
+                 : std::make_shared<const NodeResourcesBalancedAllocationArgs>()) {}
+
+Status NodeResourcesBalancedAllocation::score(const CycleState&, const PodInfo& pod,
+                                              const NodeInfo& node, std::int64_t& score) const {
+  if (!node.node)
+    return Status::error("node not found");
+  score = args_->resources.empty() ? balancedAllocationScore(node, pod)
+                                   : balancedAllocationScore(node, pod, args_->resources);
+  return Status::success();
+}
+
+void registerNodeResourcesBalancedAllocation(PluginRegistry& registry) {
+  registry.add(std::string(kNodeResourcesBalancedAllocationName),
+               PluginFactory{
+                   .decode_args = [](const boost::json::value* args, std::string_view api_version)
+                       -> kube::Expected<std::shared_ptr<const PluginArgs>> {
+                     auto decoded = decodeNodeResourcesBalancedAllocationArgs(args, api_version);
+                     if (!decoded)
+                       return decoded.error();
+                     return std::shared_ptr<const PluginArgs>(std::move(*decoded));
+                   },
+                   .create = [](std::shared_ptr<const PluginArgs> args,
+                                FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
+                     auto typed =
+                         std::dynamic_pointer_cast<const NodeResourcesBalancedAllocationArgs>(args);
+                     if (args && !typed)
+                       return kube::makeKubeError(
+                           "NodeResourcesBalancedAllocation: args are not "
+                           "NodeResourcesBalancedAllocationArgs");
+                     return std::make_shared<NodeResourcesBalancedAllocation>(std::move(typed));
+                   },
+               });
+}
+
+}  // namespace koord::roles::scheduler::upstream

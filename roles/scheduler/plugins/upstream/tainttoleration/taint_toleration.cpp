@@ -1,0 +1,82 @@
+#include "plugins/upstream/tainttoleration/taint_toleration.h"
+
+#include <fmt/format.h>
+
+#include "framework/plugin_registry.h"
+#include "plugins/upstream/args_decode.h"
+#include "plugins/upstream/normalize_score.h"
+#include "plugins/upstream/upstream_plugins.h"
+
+namespace koord::roles::scheduler::upstream {
+
+namespace {
+
+constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";
+
+struct PreScoreState final : StateData {
+  std::vector<kube::Toleration> tolerations_prefer_no_schedule;
+  std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<PreScoreState>(*this);
+  }
+};
+
+}  // namespace
+
+Status TaintToleration::filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
+  if (!node.node)
+    return Status::error("invalid nodeInfo");
+  const kube::Taint* taint = kube::findUntoleratedTaint(node.node->taints, pod.tolerations);
+  if (taint == nullptr)
+    return Status::success();
+  return Status::unresolvable(fmt::format(
+      "node(s) had taint {{{}: {}}}, that the pod didn't tolerate", taint->key, taint->value));
+}
+
+Status TaintToleration::preScore(CycleState& state, const PodInfo& pod,
+                                 const std::vector<const NodeInfo*>& nodes) {
+  if (nodes.empty())
+    return Status::success();
+  // Only tolerations that can match a PreferNoSchedule taint matter to the score; selecting
+  // them once spares every node's Score the walk over the others.
+  auto data = std::make_unique<PreScoreState>();
+  for (const auto& t : pod.tolerations) {
+    if (t.effect == kube::TaintEffect::kAll || t.effect == kube::TaintEffect::kPreferNoSchedule)
+      data->tolerations_prefer_no_schedule.push_back(t);
+  }
+  state.write(kPreScoreStateKey, std::move(data));
+  return Status::success();
+}
+
+Status TaintToleration::score(const CycleState& state, const PodInfo&, const NodeInfo& node,
+                              std::int64_t& score) const {
+  if (!node.node)
+    return Status::error("node not found");
+  const auto* s = state.read<PreScoreState>(kPreScoreStateKey);
+  if (s == nullptr)
+    return Status::error(
+        fmt::format("error reading \"{}\" from cycleState: not found", kPreScoreStateKey));
+  score = kube::countIntolerableTaintsPreferNoSchedule(node.node->taints,
+                                                       s->tolerations_prefer_no_schedule);
+  return Status::success();
+}
+
+Status TaintToleration::normalizeScore(const CycleState&, const PodInfo&,
+                                       std::vector<NodeScore>& scores) const {
+  defaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);
+  return Status::success();
+}
+
+void registerTaintToleration(PluginRegistry& registry) {
+  registry.add(
+      std::string(kTaintTolerationName),
+      PluginFactory{
+          .decode_args = [](const boost::json::value* args,
+                            std::string_view) { return refuseArgs(args, kTaintTolerationName); },
+          .create = [](std::shared_ptr<const PluginArgs>,
+                       FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
+            return std::make_shared<TaintToleration>();
+          },
+      });
+}
+
+}  // namespace koord::roles::scheduler::upstream

@@ -1,0 +1,44 @@
+// Why a pod entered a sub-queue: kube-scheduler 1.20's event names, the `event` label of
+// scheduler_queue_incoming_pods_total and the argument of moveAllToActiveOrBackoffQueue.
+#pragma once
+
+#include <string_view>
+
+namespace koord::roles::scheduler {
+
+enum class QueueEvent {
+  kUnknown,
+  kPodAdd,
+  kScheduleAttemptFailure,
+  kBackoffComplete,
+  kUnschedulableTimeout,
+  kAssignedPodAdd,
+  kAssignedPodUpdate,
+  kAssignedPodDelete,
+  kNodeAdd,
+  kNodeSpecUnschedulableChange,
+  kNodeAllocatableChange,
+  kNodeLabelChange,
+  kNodeTaintChange,
+  kNodeConditionChange,
+  kPvAdd,
+  kPvUpdate,
+  kPvcAdd,
+  kPvcUpdate,
+  kStorageClassAdd,
+  kServiceAdd,
+  kServiceUpdate,
+  kServiceDelete,
+  kCSINodeAdd,
+  kCSINodeUpdate,
+};
+
+/// The upstream spelling ("NodeAdd", "AssignedPodDelete", ...).
+std::string_view toString(QueueEvent event);
+
+/// The sub-queues, as the `queue` label of the queue metrics spells them.
+inline constexpr std::string_view kActiveQueue = "active";
+inline constexpr std::string_view kBackoffQueue = "backoff";
+inline constexpr std::string_view kUnschedulableQueue = "unschedulable";
+
+}  // namespace koord::roles::scheduler

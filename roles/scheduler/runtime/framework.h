@@ -1,0 +1,123 @@
+// One profile's plugins, built from the configuration and run per extension point as
+// kube-scheduler's frameworkImpl runs them: Filter and Score in parallel over nodes, the other
+// points in order on the scheduling thread, PreBind and Bind asynchronously.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/expand_plugins.h"
+#include "config/scheduler_config.h"
+#include "framework/framework_handle.h"
+#include "framework/plugin.h"
+#include "framework/plugin_registry.h"
+#include "framework/snapshot.h"
+#include "koord/kube/error.h"
+
+namespace koord::roles::scheduler {
+
+class Parallelizer;
+
+class Framework final : public FrameworkHandle {
+ public:
+  /// Builds each plugin the profile names once (shared by every point it serves) from its
+  /// decoded args, then checks the expanded lists (a plugin at a point it does not implement,
+  /// no queue sort or bind plugin, ...). Errors name the profile and plugin.
+  static kube::Expected<std::unique_ptr<Framework>> create(const config::Profile& profile,
+                                                           const PluginRegistry& registry,
+                                                           const ClusterView& cluster,
+                                                           Parallelizer& parallelizer);
+  ~Framework() override;
+
+  const std::string& schedulerName() const { return scheduler_name_; }
+  const config::EffectivePlugins& plugins() const { return effective_; }
+  bool queueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
+    return queue_sort_->less(a, b);
+  }
+
+  /// The snapshot the next extension-point calls see (the scheduler sets it per cycle).
+  void setSnapshot(const Snapshot* snapshot) { snapshot_ = snapshot; }
+
+  // FrameworkHandle
+  const Snapshot& snapshot() const override;
+  const ClusterView& cluster() const override { return cluster_; }
+  Status runFilterPlugins(const CycleState& state, const PodInfo& pod,
+                          const NodeInfo& node) const override;
+  Status runPreFilterAddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                            const PodInfo& pod_to_add, const NodeInfo& node) const override;
+  Status runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                               const PodInfo& pod_to_remove, const NodeInfo& node) const override;
+
+  /// The first non-success status, with the failing plugin's name.
+  Status runPreFilterPlugins(CycleState& state, const PodInfo& pod);
+  /// Every node's filter verdict in parallel, stopping once `wanted` nodes have passed: the
+  /// nodes that passed (in snapshot order from `start`), and for each node that failed its
+  /// status. A kError status anywhere ends the pass with that error. `processed` is how many
+  /// nodes were looked at (for the next cycle's start index).
+  struct FilterOutcome {
+    std::vector<const NodeInfo*> feasible;
+    NodeStatusMap failed;
+    Status error;
+    std::size_t processed = 0;
+  };
+  FilterOutcome findNodesThatPassFilters(const CycleState& state, const PodInfo& pod,
+                                         std::size_t start, std::size_t wanted);
+  Status runPostFilterPlugins(CycleState& state, const PodInfo& pod, const NodeStatusMap& failed,
+                              PostFilterResult& result);
+  Status runPreScorePlugins(CycleState& state, const PodInfo& pod,
+                            const std::vector<const NodeInfo*>& nodes);
+  /// Each node's weighted sum over Score plugins (scores normalised to [0, 100] first). With
+  /// no Score plugin every node scores 1, as upstream.
+  kube::Expected<std::vector<NodeScore>> runScorePlugins(const CycleState& state,
+                                                         const PodInfo& pod,
+                                                         const std::vector<const NodeInfo*>& nodes);
+  Status runReservePlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  /// In reverse order, every Reserve plugin (also those after the one that failed).
+  void runUnreservePlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  /// A rejection is Unschedulable; kWait carries the longest timeout among waiting plugins.
+  PermitResult runPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  /// PreBind plugins one after another, then Bind plugins until one does not answer kSkip.
+  void runPreBindAndBind(std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
+                         std::string node, StatusCallback done);
+  void runPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+
+  bool hasFilterPlugins() const { return !filters_.empty(); }
+  bool hasScorePlugins() const { return !scores_.empty(); }
+  bool hasPostFilterPlugins() const { return !post_filters_.empty(); }
+
+ private:
+  Framework(const ClusterView& cluster, Parallelizer& parallelizer)
+      : cluster_(cluster), parallelizer_(parallelizer) {}
+  void runPreBind(std::size_t i, std::shared_ptr<CycleState> state,
+                  std::shared_ptr<const PodInfo> pod, std::string node, StatusCallback done);
+  void runBind(std::size_t i, std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
+               std::string node, StatusCallback done);
+
+  const ClusterView& cluster_;
+  Parallelizer& parallelizer_;
+  const Snapshot* snapshot_ = nullptr;
+  std::string scheduler_name_;
+  config::EffectivePlugins effective_;
+  /// Every built plugin by name; the per-point lists point into these.
+  std::vector<std::shared_ptr<Plugin>> owned_;
+  QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<PreFilterPlugin*> pre_filters_;
+  std::vector<FilterPlugin*> filters_;
+  std::vector<PostFilterPlugin*> post_filters_;
+  std::vector<PreScorePlugin*> pre_scores_;
+  struct WeightedScore {
+    ScorePlugin* plugin;
+    std::int64_t weight;
+  };
+  std::vector<WeightedScore> scores_;
+  std::vector<ReservePlugin*> reserves_;
+  std::vector<PermitPlugin*> permits_;
+  std::vector<PreBindPlugin*> pre_binds_;
+  std::vector<BindPlugin*> binds_;
+  std::vector<PostBindPlugin*> post_binds_;
+};
+
+}  // namespace koord::roles::scheduler

@@ -1,0 +1,101 @@
+#include "runtime/schedule_pod.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "framework/snapshot.h"
+#include "runtime/framework.h"
+
+namespace koord::roles::scheduler {
+
+std::size_t numFeasibleNodesToFind(std::size_t all_nodes, std::int32_t percentage) {
+  constexpr std::size_t kMinFeasibleNodes = 100;
+  constexpr std::int64_t kMinFeasiblePercentage = 5;
+  if (all_nodes < kMinFeasibleNodes || percentage >= 100)
+    return all_nodes;
+  std::int64_t adaptive = percentage;
+  if (adaptive <= 0) {
+    adaptive = 50 - static_cast<std::int64_t>(all_nodes / 125);
+    adaptive = std::max(adaptive, kMinFeasiblePercentage);
+  }
+  const auto n = static_cast<std::size_t>(static_cast<std::int64_t>(all_nodes) * adaptive / 100);
+  return std::max(n, kMinFeasibleNodes);
+}
+
+std::string FitError::message() const {
+  std::map<std::string, std::size_t> counts;
+  if (!pre_filter.ok()) {
+    for (const auto& r : pre_filter.reasons())
+      counts[r] += num_all_nodes;
+  }
+  for (const auto& [node, status] : statuses) {
+    for (const auto& r : status.reasons())
+      ++counts[r];
+  }
+  std::vector<std::string> parts;
+  parts.reserve(counts.size());
+  for (const auto& [reason, n] : counts)
+    parts.push_back(fmt::format("{} {}", n, reason));
+  std::sort(parts.begin(), parts.end());
+  return fmt::format("0/{} nodes are available: {}.", num_all_nodes, fmt::join(parts, ", "));
+}
+
+PodScheduler::PodScheduler(Framework& framework, std::int32_t percentage, std::uint64_t seed)
+    : framework_(framework), percentage_(percentage), rng_(seed) {}
+
+ScheduleOutcome PodScheduler::schedule(CycleState& state, const PodInfo& pod,
+                                       const Snapshot& snapshot) {
+  framework_.setSnapshot(&snapshot);
+  const std::size_t all = snapshot.size();
+  if (all == 0)
+    return FitError{0, Status::unschedulable("no nodes available to schedule pods"), {}};
+
+  auto pre = framework_.runPreFilterPlugins(state, pod);
+  if (!pre.ok()) {
+    if (pre.isUnschedulable())
+      return FitError{all, std::move(pre), {}};
+    return pre;
+  }
+  const std::size_t wanted = numFeasibleNodesToFind(all, percentage_);
+  auto outcome = framework_.findNodesThatPassFilters(state, pod, next_start_ % all, wanted);
+  if (!outcome.error.ok())
+    return std::move(outcome.error);
+  next_start_ = (next_start_ + outcome.processed) % all;
+  if (outcome.feasible.empty())
+    return FitError{all, Status(), std::move(outcome.failed)};
+
+  ScheduleResult result;
+  result.evaluated_nodes = outcome.processed;
+  result.feasible_nodes = outcome.feasible.size();
+  if (outcome.feasible.size() == 1) {
+    result.node = outcome.feasible.front()->name();
+    return result;
+  }
+  auto pre_score = framework_.runPreScorePlugins(state, pod, outcome.feasible);
+  if (!pre_score.ok())
+    return pre_score;
+  auto scores = framework_.runScorePlugins(state, pod, outcome.feasible);
+  if (!scores)
+    return Status::error(scores.error().message);
+  // The highest total; ties broken uniformly at random (reservoir sampling), as upstream.
+  std::int64_t best = -1;
+  std::uint64_t ties = 0;
+  std::string_view chosen;
+  for (const auto& s : *scores) {
+    if (s.score > best) {
+      best = s.score;
+      ties = 1;
+      chosen = s.name;
+    } else if (s.score == best) {
+      ++ties;
+      if (std::uniform_int_distribution<std::uint64_t>(0, ties - 1)(rng_) == 0)
+        chosen = s.name;
+    }
+  }
+  result.node = std::string(chosen);
+  return result;
+}
+
+}  // namespace koord::roles::scheduler

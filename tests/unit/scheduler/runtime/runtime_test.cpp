@@ -1,0 +1,340 @@
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <numeric>
+#include <set>
+
+#include "catch_expected.h"
+#include "framework/plugin_registry.h"
+#include "framework/snapshot.h"
+#include "runtime/framework.h"
+#include "runtime/parallelizer.h"
+#include "runtime/schedule_pod.h"
+
+using namespace koord::roles::scheduler;
+using config::ExtensionPoint;
+
+namespace {
+
+// Nodes n0..n<count-1>; a node's index is the number after the "n".
+Snapshot nodes(int count) {
+  std::vector<std::shared_ptr<const NodeInfo>> list;
+  for (int i = 0; i < count; ++i) {
+    auto node = std::make_shared<Node>();
+    node->name = "n" + std::to_string(i);
+    auto info = std::make_shared<NodeInfo>();
+    info->node = node;
+    list.push_back(info);
+  }
+  return Snapshot(std::move(list));
+}
+
+int indexOf(const NodeInfo& n) {
+  return std::stoi(n.name().substr(1));
+}
+
+class PrioritySortFake final : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "Sort"; }
+  bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override {
+    return a.pod->priority > b.pod->priority;
+  }
+};
+
+// Refuses nodes whose index is not a multiple of `modulo` (an error on node n<error_at>).
+class ModuloFilter final : public FilterPlugin, public PreFilterPlugin {
+ public:
+  int modulo = 2;
+  int error_at = -1;
+  bool refuse_pod = false;
+  mutable std::atomic<int> calls{0};
+  std::string_view name() const override { return "Modulo"; }
+  Status preFilter(CycleState&, const PodInfo&) override {
+    return refuse_pod ? Status::unresolvable("pod refused") : Status::success();
+  }
+  Status filter(const CycleState&, const PodInfo&, const NodeInfo& node) const override {
+    ++calls;
+    if (indexOf(node) == error_at)
+      return Status::error("broken");
+    if (indexOf(node) % modulo != 0)
+      return Status::unschedulable("node(s) not a multiple");
+    return Status::success();
+  }
+};
+
+// Raw score = node index; normalised so the highest is 100.
+class IndexScore final : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "Index"; }
+  Status score(const CycleState&, const PodInfo&, const NodeInfo& node,
+               std::int64_t& out) const override {
+    out = indexOf(node);
+    return Status::success();
+  }
+  bool hasNormalizeScore() const override { return true; }
+  Status normalizeScore(const CycleState&, const PodInfo&,
+                        std::vector<NodeScore>& scores) const override {
+    std::int64_t max = 1;
+    for (const auto& s : scores)
+      max = std::max(max, s.score);
+    for (auto& s : scores)
+      s.score = s.score * kMaxNodeScore / max;
+    return Status::success();
+  }
+};
+
+class FlatScore final : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "Flat"; }
+  Status score(const CycleState&, const PodInfo&, const NodeInfo&,
+               std::int64_t& out) const override {
+    out = 50;
+    return Status::success();
+  }
+};
+
+class RecordingBinder final : public BindPlugin, public PreBindPlugin {
+ public:
+  std::string_view name() const override { return "Binder"; }
+  std::vector<std::string> log;
+  bool skip = false;
+  void preBind(std::shared_ptr<CycleState>, std::shared_ptr<const PodInfo> pod,
+               const std::string& node, StatusCallback done) override {
+    log.push_back("prebind " + pod->name + " " + node);
+    done(Status::success());
+  }
+  void bind(std::shared_ptr<CycleState>, std::shared_ptr<const PodInfo> pod,
+            const std::string& node, StatusCallback done) override {
+    log.push_back("bind " + pod->name + " " + node);
+    done(skip ? Status(Code::kSkip, "not mine") : Status::success());
+  }
+};
+
+class NullCluster final : public ClusterView {
+ public:
+  std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view) const override {
+    return nullptr;
+  }
+  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
+};
+
+struct Fixture {
+  std::shared_ptr<ModuloFilter> filter = std::make_shared<ModuloFilter>();
+  std::shared_ptr<RecordingBinder> binder = std::make_shared<RecordingBinder>();
+  PluginRegistry registry;
+  NullCluster cluster;
+  Parallelizer parallelizer{4};
+
+  Fixture() {
+    auto fixed = [](std::shared_ptr<Plugin> p) {
+      PluginFactory f;
+      f.decode_args = [](const boost::json::value*, std::string_view)
+          -> koord::kube::Expected<std::shared_ptr<const PluginArgs>> { return nullptr; };
+      f.create = [p](std::shared_ptr<const PluginArgs>,
+                     FrameworkHandle&) -> koord::kube::Expected<std::shared_ptr<Plugin>> {
+        return p;
+      };
+      return f;
+    };
+    registry.add("Sort", fixed(std::make_shared<PrioritySortFake>()));
+    registry.add("Modulo", fixed(filter));
+    registry.add("Index", fixed(std::make_shared<IndexScore>()));
+    registry.add("Flat", fixed(std::make_shared<FlatScore>()));
+    registry.add("Binder", fixed(binder));
+  }
+
+  config::Profile profile(std::vector<std::string> scores) const {
+    config::Profile p;
+    p.scheduler_name = "koord-scheduler";
+    auto enable = [&](ExtensionPoint point, std::string name, std::int32_t weight = 0) {
+      p.merged[point].enabled.push_back({std::move(name), weight, ""});
+    };
+    enable(ExtensionPoint::kQueueSort, "Sort");
+    enable(ExtensionPoint::kPreFilter, "Modulo");
+    enable(ExtensionPoint::kFilter, "Modulo");
+    for (auto& s : scores)
+      enable(ExtensionPoint::kScore, s, 2);
+    enable(ExtensionPoint::kPreBind, "Binder");
+    enable(ExtensionPoint::kBind, "Binder");
+    return p;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("numFeasibleNodesToFind follows kube-scheduler's adaptive percentage") {
+  CHECK(numFeasibleNodesToFind(50, 0) == 50);
+  CHECK(numFeasibleNodesToFind(100, 0) == 100);
+  CHECK(numFeasibleNodesToFind(1000, 0) == 420);   // 50 - 8 = 42 %
+  CHECK(numFeasibleNodesToFind(5000, 0) == 500);   // 50 - 40 = 10 %
+  CHECK(numFeasibleNodesToFind(10000, 0) == 500);  // below 5 %: 5 %
+  CHECK(numFeasibleNodesToFind(1000, 30) == 300);
+  CHECK(numFeasibleNodesToFind(1000, 5) == 100);  // never below 100
+  CHECK(numFeasibleNodesToFind(200, 100) == 200);
+}
+
+TEST_CASE("parallelFor visits every index once, and stops handing out work when told") {
+  Parallelizer p(8);
+  std::vector<std::atomic<int>> seen(1000);
+  p.parallelFor(seen.size(), [&](std::size_t i) { ++seen[i]; });
+  for (auto& s : seen)
+    CHECK(s.load() == 1);
+  std::atomic<bool> stop{false};
+  std::atomic<int> calls{0};
+  p.parallelFor(
+      10000,
+      [&](std::size_t) {
+        if (++calls >= 10)
+          stop = true;
+      },
+      &stop);
+  // At most one chunk (sqrt(10000) = 100) per worker after the stop.
+  CHECK(calls.load() < 10 + 100 * p.workers());
+  p.parallelFor(0, [&](std::size_t) { FAIL("called for an empty range"); });
+}
+
+TEST_CASE("a pod goes to the best-scoring node that passes every filter") {
+  Fixture f;
+  auto fw = Framework::create(f.profile({"Index"}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(10);
+  PodScheduler sched(**fw, 0, 1);
+  CycleState state;
+  PodInfo pod;
+  pod.name = "p";
+  auto out = sched.schedule(state, pod, snap);
+  REQUIRE(std::holds_alternative<ScheduleResult>(out));
+  const auto& r = std::get<ScheduleResult>(out);
+  CHECK(r.node == "n8");
+  CHECK(r.feasible_nodes == 5);
+  CHECK(r.evaluated_nodes == 10);
+}
+
+TEST_CASE("no fitting node: a FitError counting each reason, as FailedScheduling shows it") {
+  Fixture f;
+  f.filter->modulo = 100;  // only n0 could fit
+  auto fw = Framework::create(f.profile({"Index"}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(4);
+  PodScheduler sched(**fw, 0, 1);
+  CycleState state;
+  PodInfo pod;
+  auto one = sched.schedule(state, pod, snap);
+  REQUIRE(std::holds_alternative<ScheduleResult>(one));
+  CHECK(std::get<ScheduleResult>(one).node == "n0");  // the only feasible node: no scoring
+
+  auto snap3 = Snapshot([&] {
+    std::vector<std::shared_ptr<const NodeInfo>> v;
+    for (const auto& n : snap.nodes())
+      if (n->name() != "n0")
+        v.push_back(n);
+    return v;
+  }());
+  auto none = sched.schedule(state, pod, snap3);
+  REQUIRE(std::holds_alternative<FitError>(none));
+  CHECK(std::get<FitError>(none).message() == "0/3 nodes are available: 3 node(s) not a multiple.");
+
+  f.filter->refuse_pod = true;
+  auto refused = sched.schedule(state, pod, snap3);
+  REQUIRE(std::holds_alternative<FitError>(refused));
+  CHECK(std::get<FitError>(refused).message() == "0/3 nodes are available: 3 pod refused.");
+}
+
+TEST_CASE("a filter error ends the cycle with an error, not a FitError") {
+  Fixture f;
+  f.filter->error_at = 4;
+  auto fw = Framework::create(f.profile({}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(6);
+  PodScheduler sched(**fw, 0, 1);
+  CycleState state;
+  PodInfo pod;
+  auto out = sched.schedule(state, pod, snap);
+  REQUIRE(std::holds_alternative<Status>(out));
+  CHECK(std::get<Status>(out).code() == Code::kError);
+  CHECK(std::get<Status>(out).plugin() == "Modulo");
+}
+
+TEST_CASE("the filter pass stops at the wanted count and the next pass starts after it") {
+  Fixture f;
+  f.filter->modulo = 1;  // every node fits
+  auto fw = Framework::create(f.profile({"Flat"}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(1000);
+  (*fw)->setSnapshot(&snap);
+  CycleState state;
+  PodInfo pod;
+  auto out = (*fw)->findNodesThatPassFilters(state, pod, 990, 420);
+  CHECK(out.feasible.size() == 420);
+  CHECK(out.feasible.front()->name() == "n990");  // from the start index, wrapping
+  CHECK(out.feasible[10]->name() == "n0");
+  CHECK(out.processed >= 420);
+  CHECK(f.filter->calls.load() < 1000);
+}
+
+TEST_CASE("weights multiply normalised scores; ties are broken among the best only") {
+  Fixture f;
+  f.filter->modulo = 1;
+  auto fw = Framework::create(f.profile({"Index", "Flat"}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(5);
+  (*fw)->setSnapshot(&snap);
+  CycleState state;
+  PodInfo pod;
+  std::vector<const NodeInfo*> list;
+  for (const auto& n : snap.nodes())
+    list.push_back(n.get());
+  auto scores = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE(scores);
+  // Index: 0, 25, 50, 75, 100 (x2); Flat: 50 (x2).
+  CHECK((*scores)[0].score == 100);
+  CHECK((*scores)[4].score == 300);
+
+  auto flat = Framework::create(f.profile({"Flat"}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(flat);
+  PodScheduler sched(**flat, 100, 7);
+  std::set<std::string> chosen;
+  for (int i = 0; i < 200; ++i) {
+    auto out = sched.schedule(state, pod, snap);
+    REQUIRE(std::holds_alternative<ScheduleResult>(out));
+    chosen.insert(std::get<ScheduleResult>(out).node);
+  }
+  CHECK(chosen.size() == 5);  // every node tied: each gets picked
+}
+
+TEST_CASE("profiles are checked: a plugin at a point it does not implement, no bind plugin") {
+  Fixture f;
+  auto p = f.profile({});
+  p.merged[ExtensionPoint::kScore].enabled.push_back({"Modulo", 1, ""});
+  auto bad = Framework::create(p, f.registry, f.cluster, f.parallelizer);
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("Modulo"));
+
+  auto nobind = f.profile({});
+  nobind.merged[ExtensionPoint::kBind].enabled.clear();
+  auto err = Framework::create(nobind, f.registry, f.cluster, f.parallelizer);
+  REQUIRE_FALSE(err);
+
+  auto unknown = f.profile({});
+  unknown.merged[ExtensionPoint::kFilter].enabled.push_back({"Nope", 0, ""});
+  auto e2 = Framework::create(unknown, f.registry, f.cluster, f.parallelizer);
+  REQUIRE_FALSE(e2);
+  CHECK_THAT(e2.error().message, Catch::Contains("unknown plugin \"Nope\""));
+}
+
+TEST_CASE("PreBind then Bind, a skipping binder passes the pod on") {
+  Fixture f;
+  auto fw = Framework::create(f.profile({}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto pod = std::make_shared<PodInfo>();
+  pod->name = "p";
+  Status result = Status::error("not called");
+  (*fw)->runPreBindAndBind(std::make_shared<CycleState>(), pod, "n1",
+                           [&](Status s) { result = std::move(s); });
+  CHECK(result.ok());
+  CHECK(f.binder->log == std::vector<std::string>{"prebind p n1", "bind p n1"});
+  f.binder->skip = true;
+  (*fw)->runPreBindAndBind(std::make_shared<CycleState>(), pod, "n1",
+                           [&](Status s) { result = std::move(s); });
+  CHECK(result.code() == Code::kError);
+}

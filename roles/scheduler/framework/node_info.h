@@ -16,6 +16,10 @@
 #include "pod_info.h"
 #include "resource.h"
 
+namespace koord::apis {
+struct NodeMetric;
+}
+
 namespace koord::roles::scheduler {
 
 struct Node {
@@ -55,6 +59,9 @@ struct NodeInfo {
   /// InterPodAffinity's walk over existing pods.
   std::vector<std::shared_ptr<const PodInfo>> pods_with_affinity;
   std::vector<std::shared_ptr<const PodInfo>> pods_with_required_anti_affinity;
+  /// The node's NodeMetric (the koordlet's usage report) as the cache last saw it; null when
+  /// none. Attached here so that plugins read it without a lookup by name on every node.
+  std::shared_ptr<const apis::NodeMetric> node_metric;
   Resource requested;
   Resource non_zero_requested;
   HostPortUsage used_ports;

@@ -1,6 +1,7 @@
 #include "snapshot.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace koord::roles::scheduler {
 
@@ -27,6 +28,47 @@ void Snapshot::reindex() {
     if (!n->pods_with_required_anti_affinity.empty())
       with_required_anti_affinity_.push_back(n);
   }
+}
+
+namespace {
+
+// A node joins or leaves a derived list only when its first or last such pod comes or goes, so
+// only then is the list rebuilt (in nodes() order); otherwise the entry is swapped in place.
+template <typename Has>
+void refreshDerived(std::vector<std::shared_ptr<const NodeInfo>>& list,
+                    const std::vector<std::shared_ptr<const NodeInfo>>& nodes,
+                    const std::shared_ptr<const NodeInfo>& before,
+                    const std::shared_ptr<const NodeInfo>& after, Has has) {
+  const bool had = has(*before);
+  const bool have = has(*after);
+  if (had && have) {
+    std::replace(list.begin(), list.end(), before, after);
+  } else if (had != have) {
+    list.clear();
+    for (const auto& n : nodes)
+      if (has(*n))
+        list.push_back(n);
+  }
+}
+
+}  // namespace
+
+bool Snapshot::replace(std::shared_ptr<const NodeInfo> info) {
+  if (info == nullptr || info->node == nullptr)
+    return false;
+  auto it = index_.find(info->name());
+  if (it == index_.end())
+    return false;
+  const std::size_t pos = it->second;
+  // The key views the old NodeInfo's name, which may die with it: re-key on the new one.
+  index_.erase(it);
+  const auto before = std::exchange(nodes_[pos], info);
+  index_.emplace(nodes_[pos]->name(), pos);
+  refreshDerived(with_affinity_, nodes_, before, info,
+                 [](const NodeInfo& n) { return !n.pods_with_affinity.empty(); });
+  refreshDerived(with_required_anti_affinity_, nodes_, before, info,
+                 [](const NodeInfo& n) { return !n.pods_with_required_anti_affinity.empty(); });
+  return true;
 }
 
 }  // namespace koord::roles::scheduler

@@ -2,6 +2,7 @@
 // plus the lists InterPodAffinity walks. Taken from the cache at the start of each cycle.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -32,6 +33,15 @@ class Snapshot {
   /// Rebuilds the derived lists and the index after the cache replaced entries of nodes().
   void reindex();
   std::vector<std::shared_ptr<const NodeInfo>>& mutableNodes() { return nodes_; }
+
+  /// Swaps in a newer NodeInfo for a node already listed, keeping its place in nodes() and the
+  /// derived lists, so the cache updates one node without a reindex; false when info is null,
+  /// has no Node or names a node not listed.
+  bool replace(std::shared_ptr<const NodeInfo> info);
+
+  /// The cache generation this snapshot was last brought up to (SchedulerCache::updateSnapshot
+  /// copies only NodeInfos newer than this); 0 for a snapshot no cache has filled.
+  std::int64_t generation = 0;
 
  private:
   std::vector<std::shared_ptr<const NodeInfo>> nodes_;

@@ -215,7 +215,9 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
   // Each node's verdict lands in its own slot; the feasible list is then read in index order so
   // that the result does not depend on thread timing (beyond where the pass stopped).
   std::vector<std::uint8_t> verdict(n, 0);  // 0 unseen, 1 fit, 2 failed, 3 error
-  std::vector<Status> statuses(n);
+  // Only failed nodes get a Status: a slot per node would construct and destroy thousands of
+  // them every cycle when most nodes fit.
+  std::vector<std::unique_ptr<Status>> statuses(n);
   std::atomic<std::size_t> found{0};
   std::atomic<bool> stop{false};
   parallelizer_.parallelFor(
@@ -233,7 +235,7 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
           verdict[i] = s.isUnschedulable() ? 2 : 3;
           if (verdict[i] == 3)
             stop.store(true, std::memory_order_relaxed);
-          statuses[i] = std::move(s);
+          statuses[i] = std::make_unique<Status>(std::move(s));
         }
       },
       &stop);
@@ -246,10 +248,10 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
       if (out.feasible.size() < wanted)
         out.feasible.push_back(node);
     } else if (verdict[i] == 3) {
-      out.error = std::move(statuses[i]);
+      out.error = std::move(*statuses[i]);
       return out;
     } else {
-      out.failed.emplace(node->name(), std::move(statuses[i]));
+      out.failed.emplace(node->name(), std::move(*statuses[i]));
     }
   }
   return out;

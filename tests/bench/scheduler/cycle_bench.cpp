@@ -3,6 +3,7 @@
 // (the default plugins this build has plus LoadAwareScheduling), each placement applied to the
 // snapshot as the cache would. Prints microseconds per pod; no API server, no binding.
 //   koord_bench_scheduler_cycle [--nodes 5000] [--pods 10000] [--parallelism 16]
+//                               [--no-loadaware] (the default plugins alone)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,13 @@ profiles:
           - name: LoadAwareScheduling
 )";
 
+constexpr std::string_view kDefaultConfig = R"(
+apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: koord-scheduler
+)";
+
 // Binding is not part of the cycle: the bench's binder answers at once.
 class NoopBinder final : public BindPlugin {
  public:
@@ -75,14 +83,22 @@ kube::Quantity q(std::string_view s) {
 int main(int argc, char** argv) {
   std::size_t n_nodes = 5000, n_pods = 10000;
   int parallelism = 16;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool loadaware = true;
+  for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
+    if (a == "--no-loadaware") {
+      loadaware = false;
+      continue;
+    }
+    if (i + 1 >= argc)
+      break;
     if (a == "--nodes")
       n_nodes = std::strtoul(argv[i + 1], nullptr, 10);
     else if (a == "--pods")
       n_pods = std::strtoul(argv[i + 1], nullptr, 10);
     else if (a == "--parallelism")
       parallelism = std::atoi(argv[i + 1]);
+    ++i;
   }
 
   PluginRegistry registry = inTreeRegistry();
@@ -93,7 +109,7 @@ int main(int argc, char** argv) {
                    FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
                   return std::make_shared<NoopBinder>();
                 }});
-  auto cfg = config::parseSchedulerConfigText(kConfig, registry);
+  auto cfg = config::parseSchedulerConfigText(loadaware ? kConfig : kDefaultConfig, registry);
   if (!cfg) {
     fmt::print(stderr, "config: {}\n", cfg.error().message);
     return 1;
@@ -134,6 +150,8 @@ int main(int argc, char** argv) {
         {"cpu", kube::Quantity::fromMilli(static_cast<std::int64_t>(rng() % 2400))},
         {"memory", kube::Quantity::fromInt(static_cast<std::int64_t>((rng() % 16) * (1LL << 30)))}};
     metric->node_metric = usage;
+    // As the cache attaches it; the cluster view keeps it too, for anything that asks by name.
+    info->node_metric = metric;
     cluster.metrics.emplace(node->name, metric);
   }
   Snapshot snapshot(std::move(nodes));

@@ -109,6 +109,15 @@ std::shared_ptr<const NodeUsageState> LoadAwareScheduling::usageState(
                    args_->prod_usage_include_sys);
 }
 
+// The cache attaches each node's NodeMetric to its NodeInfo; the cluster view answers for
+// NodeInfos built without one (tests, a node the cache has no report for yet).
+std::shared_ptr<const apis::NodeMetric> LoadAwareScheduling::nodeMetricOf(
+    const NodeInfo& node_info) const {
+  if (node_info.node_metric)
+    return node_info.node_metric;
+  return handle_->cluster().nodeMetric(node_info.node->name);
+}
+
 Status LoadAwareScheduling::filterNodeUsage(const ResourceVector& thresholds,
                                             const ResourceVector& estimated,
                                             const ResourceVector& allocatable,
@@ -158,7 +167,7 @@ Status LoadAwareScheduling::filter(const CycleState& state, const PodInfo& pod,
 
   // Nodes without a koordlet have no NodeMetric: load-aware placement is an optimisation, so
   // they are left to the other plugins.
-  auto metric = handle_->cluster().nodeMetric(node.name);
+  auto metric = nodeMetricOf(node_info);
   if (!metric)
     return Status::success();
   if (args_->filter_expired_node_metrics &&
@@ -192,7 +201,7 @@ Status LoadAwareScheduling::score(const CycleState& state, const PodInfo& pod,
   const Node& node = *node_info.node;
 
   // A node without a fresh report scores 0 rather than failing the pod.
-  auto metric = handle_->cluster().nodeMetric(node.name);
+  auto metric = nodeMetricOf(node_info);
   if (!metric || isNodeMetricExpired(metric.get(), args_->node_metric_expiration_seconds, now_()) ||
       !metric->node_metric)
     return Status::success();

@@ -71,6 +71,7 @@ class LoadAwareScheduling final : public PreFilterPlugin,
  private:
   ResourceVector incomingEstimate(const CycleState& state, const PodInfo& pod) const;
   /// The node's existing load as of `metric` (not null) and the pods assigned there now.
+  std::shared_ptr<const apis::NodeMetric> nodeMetricOf(const NodeInfo& node_info) const;
   std::shared_ptr<const NodeUsageState> usageState(
       const std::string& node, const std::shared_ptr<const apis::NodeMetric>& metric) const;
   Status filterNodeUsage(const ResourceVector& thresholds, const ResourceVector& estimated,

@@ -281,3 +281,20 @@ TEST_CASE("loadaware filter: a node without a Node object is an error", "[schedu
   CHECK(s.code() == Code::kError);
   CHECK(s.message() == "node not found");
 }
+
+TEST_CASE("loadaware filter: the NodeMetric attached to the NodeInfo wins over the cluster view",
+          "[scheduler][loadaware]") {
+  FakeHandle handle;
+  // The cluster view says the node is idle; the cache's copy on the NodeInfo says it is busy.
+  handle.setMetric(metric("1", "1Gi"));
+  LoadAwareScheduling plugin(std::make_shared<LoadAwareSchedulingArgs>(), handle,
+                             [] { return kNow; });
+  NodeInfo info = nodeInfo(node());
+  info.node_metric = std::make_shared<const koord::apis::NodeMetric>(metric("60", "10Gi"));
+  CycleState state;
+  Status busy = plugin.filter(state, incoming(), info);
+  CHECK(busy.code() == Code::kUnschedulable);
+  CHECK(busy.message() == "node(s) cpu usage exceed threshold");
+  // Without an attached report the cluster view answers.
+  CHECK(plugin.filter(state, incoming(), nodeInfo(node())).ok());
+}

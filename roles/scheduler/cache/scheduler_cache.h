@@ -1,0 +1,130 @@
+// kube-scheduler's internal cache of nodes, bound and assumed pods, as copy-on-write NodeInfos
+// from which each cycle's Snapshot is brought up to date, copying only what changed.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cache/node_tree.h"
+#include "framework/node_info.h"
+#include "framework/pod_info.h"
+#include "framework/snapshot.h"
+#include "koord/kube/error.h"
+
+namespace koord::roles::scheduler {
+
+/// kube-scheduler v1.20 creates its cache with a 30 s TTL for assumed pods whose binding
+/// finished (the 15 min of later releases came with 1.23).
+inline constexpr std::chrono::seconds kDefaultAssumedPodTTL{30};
+
+/// What dump() shows: each NodeInfo's pod keys (namespace/name) by node name, nodes without a
+/// Node object included, and the keys of the assumed pods, sorted.
+struct CacheDump {
+  struct NodeEntry {
+    bool has_node = false;
+    std::int64_t generation = 0;
+    std::vector<std::string> pods;
+  };
+  std::map<std::string, NodeEntry> nodes;
+  std::vector<std::string> assumed;
+};
+
+/// For the scheduler_cache_size metric: NodeInfos (those without a Node included), pods known
+/// (bound and assumed), and assumed pods.
+struct CacheCounts {
+  std::size_t nodes = 0;
+  std::size_t pods = 0;
+  std::size_t assumed = 0;
+};
+
+class SchedulerCache {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit SchedulerCache(Clock::duration ttl = kDefaultAssumedPodTTL) : ttl_(ttl) {}
+
+  // Nodes. A removed node whose pods are still known keeps a NodeInfo without a Node until its
+  // last pod goes; snapshots never list it.
+  kube::Expected<void> addNode(std::shared_ptr<const Node> node);
+  /// The cache's copy is the old node (an unknown node is added).
+  kube::Expected<void> updateNode(std::shared_ptr<const Node> node);
+  kube::Expected<void> removeNode(const std::string& name);
+
+  // NodeMetrics, kept by node name and attached to that node's NodeInfo whenever one exists.
+  kube::Expected<void> setNodeMetric(const std::string& node_name,
+                                     std::shared_ptr<const apis::NodeMetric> metric);
+  kube::Expected<void> removeNodeMetric(const std::string& node_name);
+
+  // Pods, by UID; pod->node_name says which node.
+  /// The scheduling thread's decision, before binding: the pod counts on its node at once.
+  kube::Expected<void> assumePod(std::shared_ptr<const PodInfo> pod);
+  /// Binding is done: the assumed pod expires at now + ttl unless the informer confirms it
+  /// first. False (not an error) when the pod is no longer assumed: the informer's add may
+  /// beat the binder's return.
+  bool finishBinding(const PodInfo& pod, Clock::time_point now);
+  /// Drops an assumed pod (binding failed).
+  kube::Expected<void> forgetPod(const PodInfo& pod);
+  /// The informer saw a bound pod: confirms an assumed one (moving it when it landed elsewhere)
+  /// or adds it.
+  kube::Expected<void> addPod(std::shared_ptr<const PodInfo> pod);
+  kube::Expected<void> updatePod(const PodInfo& old_pod, std::shared_ptr<const PodInfo> new_pod);
+  kube::Expected<void> removePod(const PodInfo& pod);
+  /// Expires assumed pods whose binding finished before now - ttl; returns how many went, or
+  /// the pods that could not be removed (the others are expired regardless).
+  kube::Expected<std::size_t> cleanupAssumedPods(Clock::time_point now);
+  bool isAssumedPod(const std::string& uid) const;
+  kube::Expected<std::shared_ptr<const PodInfo>> getPod(const std::string& uid) const;
+
+  /// The current NodeInfo for a name (null when none), for callers that need one node now.
+  std::shared_ptr<const NodeInfo> nodeInfo(const std::string& name) const;
+
+  /// Brings snapshot up to date: rebuilds its node list in the node tree's order after nodes
+  /// came, went or changed zone; otherwise swaps in only the NodeInfos newer than
+  /// snapshot.generation.
+  void updateSnapshot(Snapshot& snapshot) const;
+
+  CacheDump dump() const;
+  CacheCounts counts() const;
+
+ private:
+  struct PodState {
+    std::shared_ptr<const PodInfo> pod;
+    bool binding_finished = false;
+    std::optional<Clock::time_point> deadline;
+  };
+
+  /// A writable copy of name's NodeInfo, or a fresh one carrying its NodeMetric.
+  std::shared_ptr<NodeInfo> copyOf(const std::string& name) const;
+  /// Publishes info for name under the next generation.
+  void publish(const std::string& name, std::shared_ptr<NodeInfo> info);
+  /// Drops name's NodeInfo (no Node, no pods left); counts as a node-list change.
+  void erase(const std::string& name);
+  void addPodLocked(std::shared_ptr<const PodInfo> pod);
+  kube::Expected<void> removePodLocked(const PodInfo& pod);
+  kube::Expected<void> setNodeLocked(std::shared_ptr<const Node> node);
+
+  const Clock::duration ttl_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const NodeInfo>> nodes_;
+  /// Each NodeInfo's name by its generation, newest last: updateSnapshot walks only the tail.
+  std::map<std::int64_t, std::string> by_generation_;
+  std::unordered_map<std::string, std::shared_ptr<const apis::NodeMetric>> metrics_;
+  std::unordered_map<std::string, PodState> pods_;
+  std::unordered_set<std::string> assumed_;
+  NodeTree tree_;
+  std::int64_t generation_ = 0;
+  /// The generation at which the tree's node list last changed: a snapshot older than this
+  /// gets its node list rebuilt.
+  std::int64_t tree_generation_ = 0;
+};
+
+}  // namespace koord::roles::scheduler

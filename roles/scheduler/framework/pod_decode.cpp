@@ -19,6 +19,7 @@
 
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/leader_election.h"  // parseMicroTime: metav1.Time and MicroTime
 
 namespace koord::roles::scheduler {
 namespace {
@@ -110,81 +111,14 @@ Expected<std::vector<const json::object*>> objectList(const json::object& o, std
 
 // ---- time ----
 
-bool readDigits(std::string_view s, std::size_t& pos, std::size_t n, int& out) {
-  if (pos + n > s.size())
-    return false;
-  out = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const char c = s[pos + i];
-    if (c < '0' || c > '9')
-      return false;
-    out = out * 10 + (c - '0');
-  }
-  pos += n;
-  return true;
-}
-
-bool skip(std::string_view s, std::size_t& pos, char c) {
-  if (pos >= s.size() || s[pos] != c)
-    return false;
-  ++pos;
-  return true;
-}
-
-// metav1.Time's wire form, RFC 3339: "2024-05-01T10:00:00Z", fractional seconds and a numeric
-// offset accepted as Go's time.Parse(time.RFC3339) accepts them.
+// metav1.Time's wire form, RFC 3339 ("2024-05-01T10:00:00Z", fractional seconds and a numeric
+// offset accepted), read by the one parser the kube layer has for Time and MicroTime.
 Expected<std::chrono::system_clock::time_point> parseTime(std::string_view s,
                                                           std::string_view path) {
-  using namespace std::chrono;
-  auto bad = [&] {
-    return makeKubeError(
-        fmt::format("{}: \"{}\" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)", path, s));
-  };
-  std::size_t pos = 0;
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-  if (!readDigits(s, pos, 4, y) || !skip(s, pos, '-') || !readDigits(s, pos, 2, mo) ||
-      !skip(s, pos, '-') || !readDigits(s, pos, 2, d) || !skip(s, pos, 'T') ||
-      !readDigits(s, pos, 2, h) || !skip(s, pos, ':') || !readDigits(s, pos, 2, mi) ||
-      !skip(s, pos, ':') || !readDigits(s, pos, 2, sec)) {
-    return bad();
-  }
-  const year_month_day ymd{year(y), month(static_cast<unsigned>(mo)),
-                           day(static_cast<unsigned>(d))};
-  if (!ymd.ok() || h > 23 || mi > 59 || sec > 59)
-    return bad();
-  std::int64_t nanos = 0;
-  if (skip(s, pos, '.')) {
-    std::size_t digits = 0;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-      if (digits < 9)
-        nanos = nanos * 10 + (s[pos] - '0');
-      ++digits;
-      ++pos;
-    }
-    if (digits == 0)
-      return bad();
-    for (std::size_t i = digits; i < 9; ++i)
-      nanos *= 10;
-  }
-  minutes offset{0};
-  if (!skip(s, pos, 'Z')) {
-    if (pos >= s.size() || (s[pos] != '+' && s[pos] != '-'))
-      return bad();
-    const bool negative = s[pos] == '-';
-    ++pos;
-    int oh = 0, om = 0;
-    if (!readDigits(s, pos, 2, oh) || !skip(s, pos, ':') || !readDigits(s, pos, 2, om) || oh > 23 ||
-        om > 59) {
-      return bad();
-    }
-    offset = minutes(oh * 60 + om);
-    if (negative)
-      offset = -offset;
-  }
-  if (pos != s.size())
-    return bad();
-  const auto local = sys_days(ymd) + hours(h) + minutes(mi) + seconds(sec) + nanoseconds(nanos);
-  return time_point_cast<system_clock::duration>(local - offset);
+  if (auto t = kube::parseMicroTime(s))
+    return *t;
+  return makeKubeError(
+      fmt::format("{}: \"{}\" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)", path, s));
 }
 
 // ---- resources ----

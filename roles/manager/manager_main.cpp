@@ -1,15 +1,13 @@
 // koord manager: the co-location control plane (webhooks, SLO controllers, batch resources).
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdlib>
-#include <random>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "admission_handlers.h"
 #include "koord/apis/features.h"
+#include "koord/app/leader_election_flags.h"
 #include "koord/app/role_app.h"
 #include "koord/core/log.h"
 #include "koord/kube/event_recorder.h"
@@ -25,27 +23,6 @@
 namespace koord::roles::manager {
 
 namespace {
-
-std::string hostName() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0)
-    return "koord-manager";
-  return buf;
-}
-
-// Koordinator's identity: hostname + "_" + a UUID, unique per process so a restarted replica
-// never mistakes the old lease record for its own.
-std::string leaderIdentity() {
-  std::random_device rd;
-  std::uniform_int_distribution<unsigned> hex(0, 15);
-  std::string uuid;
-  for (int i = 0; i < 32; ++i) {
-    if (i == 8 || i == 12 || i == 16 || i == 20)
-      uuid += '-';
-    uuid += "0123456789abcdef"[hex(rd)];
-  }
-  return hostName() + "_" + uuid;
-}
 
 kube::RestConfig restConfig(const ManagerOptions& o) {
   auto config = kube::resolveConfig(o.kubeconfig);
@@ -77,7 +54,7 @@ int roleMain(int argc, char** argv) {
     auto& io = role.reactor().context();
 
     kube::RestClient client(io, restConfig(o));
-    kube::EventRecorder recorder(client, io, {"koord-manager", hostName()});
+    kube::EventRecorder recorder(client, io, {"koord-manager", app::hostName()});
     ManagerInformers informers(client, io, o.config_namespace, o.slo_config_name);
     SloConfigSource slo_config(o.config_namespace, o.slo_config_name, &recorder, role.metrics());
     informers.slo_config.addHandlers(
@@ -165,7 +142,7 @@ int roleMain(int argc, char** argv) {
       kube::LeaderElectionConfig le;
       le.lease_namespace = o.leader_election_namespace;
       le.lease_name = "koordinator-manager";
-      le.identity = leaderIdentity();
+      le.identity = app::leaderIdentity();
       le.on_started_leading = start_leading;
       le.on_stopped_leading = [&] {
         if (!role.reactor().stopping()) {

@@ -1,10 +1,33 @@
 #include "koord/app/leader_election_flags.h"
 
+#include <unistd.h>
+
+#include <random>
+
 #include <fmt/format.h>
 
 #include "koord/core/duration.h"
 
 namespace koord::app {
+
+std::string hostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0')
+    return "koord";
+  return buf;
+}
+
+std::string leaderIdentity() {
+  std::random_device rd;
+  std::uniform_int_distribution<unsigned> hex(0, 15);
+  std::string uuid;
+  for (int i = 0; i < 32; ++i) {
+    if (i == 8 || i == 12 || i == 16 || i == 20)
+      uuid += '-';
+    uuid += "0123456789abcdef"[hex(rd)];
+  }
+  return hostName() + "_" + uuid;
+}
 
 void addLeaderElectionFlags(FlagSet& flags, LeaderElectionOptions& o, std::string default_name,
                             std::string default_namespace) {

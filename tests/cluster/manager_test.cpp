@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,6 +17,7 @@
 
 #include "cluster_api.h"
 #include "cluster_env.h"
+#include "koord/kube/event_recorder.h"
 #include "koord/kube/leader_election.h"
 #include "koord/kube/quantity.h"
 #include "manifests.h"
@@ -49,15 +49,6 @@ const ResourceRef kMutating{
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "", "", ""};
 const ResourceRef kValidating{
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "", ""};
-
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::int64_t quantityValue(const json::value& obj, std::initializer_list<const char*> path) {
   std::string q = str(obj, path);
@@ -348,7 +339,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
      "create batch pod");
   auto report = [&](const std::string& hp_cpu, std::chrono::system_clock::time_point at) {
     json::object status{
-        {"updateTime", rfc3339(at)},
+        {"updateTime", koord::kube::formatEventTime(at)},
         {"nodeMetric",
          {{"nodeUsage", {{"resources", {{"cpu", "4"}, {"memory", "6000Mi"}}}}},
           {"systemUsage", {{"resources", {{"cpu", "300m"}, {"memory", "500Mi"}}}}}}},

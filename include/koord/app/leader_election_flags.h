@@ -22,6 +22,12 @@ struct LeaderElectionOptions {
 void addLeaderElectionFlags(FlagSet& flags, LeaderElectionOptions& o, std::string default_name,
                             std::string default_namespace);
 
+/// This machine's hostname ("koord" when it has none): Events' source host.
+std::string hostName();
+/// Koordinator's lease identity: hostname + "_" + a random UUID, unique per process so that a
+/// restarted replica never mistakes the old lease record for its own.
+std::string leaderIdentity();
+
 /// Throws FlagError when the timings cannot give safe leadership or the lock type is not leases.
 void validateLeaderElection(const LeaderElectionOptions& o);
 

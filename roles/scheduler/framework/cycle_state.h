@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -30,7 +31,12 @@ class CycleState {
   /// Null when absent or of another type.
   template <typename T>
   const T* read(std::string_view key) const {
-    return dynamic_cast<const T*>(find(key));
+    // Filter and Score read their state on every node: the exact-type check is a pointer
+    // compare where a dynamic_cast walks the class hierarchy.
+    const StateData* d = find(key);
+    if (d != nullptr && typeid(*d) == typeid(T))
+      return static_cast<const T*>(d);
+    return dynamic_cast<const T*>(d);
   }
   template <typename T>
   T* readMutable(std::string_view key) {

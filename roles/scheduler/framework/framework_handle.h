@@ -2,9 +2,13 @@
 // (for preemption's what-if runs) and the cluster's other objects (NodeMetric, PDBs).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "koord/kube/error.h"
 
 #include "cycle_state.h"
 #include "node_info.h"
@@ -25,15 +29,39 @@ struct DisruptionBudget {
   std::string name;
   kube::Selector selector;
   std::int32_t disruptions_allowed = 0;
+  /// status.disruptedPods' names: evictions already counted against the budget.
+  std::vector<std::string> disrupted_pods;
 };
 
-/// Objects other than pods and nodes, from the scheduler's informers (or a test's fixture).
+using ApiCallback = std::function<void(kube::Expected<void>)>;
+
+/// What plugins reach beyond the snapshot: objects other than pods and nodes from the
+/// scheduler's informers, the queue's nominations, and the API calls binding and preemption
+/// make. The role implements it over its informers and REST client; tests over fixtures. The
+/// defaults are what a scheduler without those parts sees (no nominations, no API).
 class ClusterView {
  public:
   virtual ~ClusterView() = default;
   /// The node's NodeMetric; null when there is none.
   virtual std::shared_ptr<const apis::NodeMetric> nodeMetric(std::string_view node) const = 0;
   virtual std::vector<DisruptionBudget> disruptionBudgets(std::string_view namespace_) const = 0;
+
+  /// Pods preemption nominated to `node` that are not bound yet (the queue's nominator).
+  virtual std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(
+      std::string_view /*node*/) const {
+    return {};
+  }
+  /// False when no pod is nominated anywhere: the filter pass then skips the per-node lookup.
+  virtual bool anyNominatedPods() const { return false; }
+  /// POST pods/{name}/binding; `done` runs on the reactor thread, with the API's error (a 409
+  /// means the pod is bound already or gone).
+  virtual void bindPod(std::shared_ptr<const PodInfo> pod, const std::string& node,
+                       ApiCallback done) const;
+  /// Deletes a preemption victim (with its UID as precondition). Blocks the calling thread: only
+  /// for the scheduling thread, never the reactor's.
+  virtual kube::Expected<void> deletePod(const PodInfo& pod) const;
+  /// Clears status.nominatedNodeName of a pod whose nomination preemption gave away. Blocks.
+  virtual kube::Expected<void> clearNominatedNodeName(const PodInfo& pod) const;
 };
 
 class FrameworkHandle {
@@ -45,6 +73,11 @@ class FrameworkHandle {
   /// Every Filter plugin of the profile on one node (preemption's check after removing victims).
   virtual Status runFilterPlugins(const CycleState& state, const PodInfo& pod,
                                   const NodeInfo& node) const = 0;
+  /// runFilterPlugins as the scheduler runs it: first with the nominated pods of equal or
+  /// higher priority counted on the node (their PreFilter state added), then, when that passed
+  /// and such pods exist, without them, since they may never land there.
+  virtual Status runFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                   const NodeInfo& node) const = 0;
   virtual Status runPreFilterAddPod(CycleState& state, const PodInfo& pod_to_schedule,
                                     const PodInfo& pod_to_add, const NodeInfo& node) const = 0;
   virtual Status runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to_schedule,

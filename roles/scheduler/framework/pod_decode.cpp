@@ -500,6 +500,35 @@ Expected<std::vector<TopologySpreadConstraint>> spreadConstraints(const json::ob
 
 // ---- metadata and status ----
 
+// LoadAware's assign cache counts a pod's estimate from when it was scheduled or initialized:
+// the True PodScheduled and Initialized conditions' lastTransitionTime. Other conditions are
+// not read.
+Expected<void> readConditionTime(const json::object& c, const std::string& path, PodInfo& pod) {
+  auto type = stringField(c, "type", path);
+  if (!type)
+    return type.error();
+  std::optional<std::chrono::system_clock::time_point>* target = nullptr;
+  if (*type == "PodScheduled")
+    target = &pod.scheduled_at;
+  else if (*type == "Initialized")
+    target = &pod.initialized_at;
+  else
+    return {};
+  auto status = stringField(c, "status", path);
+  if (!status)
+    return status.error();
+  auto when = stringField(c, "lastTransitionTime", path);
+  if (!when)
+    return when.error();
+  if (*status != "True" || when->empty())
+    return {};
+  auto t = parseTime(*when, path + ".lastTransitionTime");
+  if (!t)
+    return t.error();
+  *target = *t;
+  return {};
+}
+
 Expected<kube::Labels> keptAnnotations(const json::object& meta) {
   kube::Labels out;
   const json::value* v = field(meta, "annotations");
@@ -772,6 +801,23 @@ kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v) {
     if (!nominated)
       return nominated.error();
     pod.nominated_node_name = std::move(*nominated);
+    auto started = stringField(**status, "startTime", "status");
+    if (!started)
+      return started.error();
+    if (!started->empty()) {
+      auto t = parseTime(*started, "status.startTime");
+      if (!t)
+        return t.error();
+      pod.start_time = *t;
+    }
+    auto conditions = objectList(**status, "conditions", "status");
+    if (!conditions)
+      return conditions.error();
+    for (std::size_t i = 0; i < conditions->size(); ++i) {
+      auto done = readConditionTime(*(*conditions)[i], indexPath("status.conditions", i), pod);
+      if (!done)
+        return done.error();
+    }
     auto qos = stringField(**status, "qosClass", "status");
     if (!qos)
       return qos.error();

@@ -78,6 +78,12 @@ struct PodInfo {
   std::int32_t priority = 0;        // spec.priority (0 when unset, as the API defaults it)
   bool preempt_never = false;       // spec.preemptionPolicy == Never
   PodPhase phase = PodPhase::kPending;
+  /// status.startTime (the kubelet's acknowledgement); preemption prefers victims started last.
+  std::optional<std::chrono::system_clock::time_point> start_time;
+  /// lastTransitionTime of the PodScheduled and Initialized conditions while they are True
+  /// (LoadAware counts an assigned pod's estimate from them).
+  std::optional<std::chrono::system_clock::time_point> scheduled_at;
+  std::optional<std::chrono::system_clock::time_point> initialized_at;
 
   /// The effective request (containers summed, each init container as a floor, overhead added)
   /// and the same with kube-scheduler's non-zero defaults for CPU and memory per container.

@@ -26,6 +26,7 @@ class PodNominator {
   std::vector<std::shared_ptr<const PodInfo>> podsForNode(std::string_view node) const;
   /// The node `uid` is nominated to; empty when none.
   std::string nodeOf(const std::string& uid) const;
+  bool empty() const { return node_by_uid_.empty(); }
 
  private:
   std::unordered_map<std::string, std::vector<std::shared_ptr<const PodInfo>>> by_node_;

@@ -323,6 +323,11 @@ void SchedulingQueue::deleteNominatedPodIfExists(const PodInfo& pod) {
   nominator_.remove(pod);
 }
 
+bool SchedulingQueue::hasNominatedPods() const {
+  std::lock_guard lock(mu_);
+  return !nominator_.empty();
+}
+
 std::vector<std::shared_ptr<const PodInfo>> SchedulingQueue::nominatedPodsForNode(
     std::string_view node) const {
   std::lock_guard lock(mu_);

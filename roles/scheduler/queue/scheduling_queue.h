@@ -125,6 +125,7 @@ class SchedulingQueue {
   kube::Expected<void> addNominatedPod(std::shared_ptr<const PodInfo> pod, const std::string& node);
   void deleteNominatedPodIfExists(const PodInfo& pod);
   std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(std::string_view node) const;
+  bool hasNominatedPods() const;
 
   /// Every pending pod: activeQ, then podBackoffQ, then unschedulableQ (for debugging).
   std::vector<std::shared_ptr<const PodInfo>> pendingPods() const;

@@ -46,6 +46,8 @@ class Framework final : public FrameworkHandle {
   const ClusterView& cluster() const override { return cluster_; }
   Status runFilterPlugins(const CycleState& state, const PodInfo& pod,
                           const NodeInfo& node) const override;
+  Status runFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node) const override;
   Status runPreFilterAddPod(CycleState& state, const PodInfo& pod_to_schedule,
                             const PodInfo& pod_to_add, const NodeInfo& node) const override;
   Status runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
@@ -83,6 +85,9 @@ class Framework final : public FrameworkHandle {
   void runPreBindAndBind(std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
                          std::string node, StatusCallback done);
   void runPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+
+  /// Every plugin the profile built, once each (the scheduler looks for AssignedPodListeners).
+  const std::vector<std::shared_ptr<Plugin>>& allPlugins() const { return owned_; }
 
   bool hasFilterPlugins() const { return !filters_.empty(); }
   bool hasScorePlugins() const { return !scores_.empty(); }

@@ -54,16 +54,6 @@ profiles:
   - schedulerName: koord-scheduler
 )";
 
-// Binding is not part of the cycle: the bench's binder answers at once.
-class NoopBinder final : public BindPlugin {
- public:
-  std::string_view name() const override { return "DefaultBinder"; }
-  void bind(std::shared_ptr<CycleState>, std::shared_ptr<const PodInfo>, const std::string&,
-            StatusCallback done) override {
-    done(Status::success());
-  }
-};
-
 class MetricsView final : public ClusterView {
  public:
   koord::StringMap<std::shared_ptr<const koord::apis::NodeMetric>> metrics;
@@ -101,14 +91,7 @@ int main(int argc, char** argv) {
     ++i;
   }
 
-  PluginRegistry registry = inTreeRegistry();
-  registry.add("DefaultBinder",
-               {[](const boost::json::value*, std::string_view)
-                    -> kube::Expected<std::shared_ptr<const PluginArgs>> { return nullptr; },
-                [](std::shared_ptr<const PluginArgs>,
-                   FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
-                  return std::make_shared<NoopBinder>();
-                }});
+  const PluginRegistry& registry = inTreeRegistry();
   auto cfg = config::parseSchedulerConfigText(loadaware ? kConfig : kDefaultConfig, registry);
   if (!cfg) {
     fmt::print(stderr, "config: {}\n", cfg.error().message);

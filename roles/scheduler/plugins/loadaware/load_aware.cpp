@@ -235,4 +235,16 @@ void LoadAwareScheduling::unreserve(CycleState& /*state*/, const PodInfo& pod,
   assign_cache_->unassign(node, pod.uid);
 }
 
+void LoadAwareScheduling::onAssignedPodAdd(const PodInfo& pod) {
+  assign_cache_->onPodAdd(pod, pod.scheduled_at, pod.initialized_at);
+}
+
+void LoadAwareScheduling::onAssignedPodUpdate(const PodInfo& old_pod, const PodInfo& new_pod) {
+  assign_cache_->onPodUpdate(old_pod, new_pod, new_pod.scheduled_at, new_pod.initialized_at);
+}
+
+void LoadAwareScheduling::onAssignedPodDelete(const PodInfo& pod) {
+  assign_cache_->onPodDelete(pod);
+}
+
 }  // namespace koord::roles::scheduler::loadaware

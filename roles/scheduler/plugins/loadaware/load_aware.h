@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "framework/assigned_pod_listener.h"
 #include "framework/framework_handle.h"
 #include "framework/plugin.h"
 #include "plugins/loadaware/args.h"
@@ -48,7 +49,8 @@ kube::Expected<std::shared_ptr<Plugin>> createLoadAwareScheduling(
 class LoadAwareScheduling final : public PreFilterPlugin,
                                   public FilterPlugin,
                                   public ScorePlugin,
-                                  public ReservePlugin {
+                                  public ReservePlugin,
+                                  public AssignedPodListener {
  public:
   /// `args` must be valid (decodeLoadAwareSchedulingArgs validated them); `now` is the clock
   /// expiry and assignment times read.
@@ -63,6 +65,12 @@ class LoadAwareScheduling final : public PreFilterPlugin,
                std::int64_t& score) const override;
   Status reserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   void unreserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
+
+  // AssignedPodListener: the informer's view of pods on nodes feeds the pod-assign cache, with
+  // the PodScheduled/Initialized condition times the estimate windows are counted from.
+  void onAssignedPodAdd(const PodInfo& pod) override;
+  void onAssignedPodUpdate(const PodInfo& old_pod, const PodInfo& new_pod) override;
+  void onAssignedPodDelete(const PodInfo& pod) override;
 
   /// For the scheduler's pod informer (onPodAdd/Update/Delete) and for tests.
   PodAssignCache& podAssignCache() { return *assign_cache_; }

@@ -13,6 +13,7 @@ void registerUpstreamPlugins(PluginRegistry& registry) {
   registerNodeResourcesLeastAllocated(registry);
   registerNodeResourcesMostAllocated(registry);
   registerNodeResourcesBalancedAllocation(registry);
+  registerDefaultBinder(registry);
 }
 
 }  // namespace koord::roles::scheduler::upstream

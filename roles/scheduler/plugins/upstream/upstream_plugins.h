@@ -18,6 +18,7 @@ void registerNodeResourcesFit(PluginRegistry& registry);
 void registerNodeResourcesLeastAllocated(PluginRegistry& registry);
 void registerNodeResourcesMostAllocated(PluginRegistry& registry);
 void registerNodeResourcesBalancedAllocation(PluginRegistry& registry);
+void registerDefaultBinder(PluginRegistry& registry);
 
 void registerUpstreamPlugins(PluginRegistry& registry);
 

@@ -88,7 +88,14 @@ const char* const kRealisticPod = R"({
       {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}
     ]
   },
-  "status": {"phase": "Pending", "nominatedNodeName": "node-3", "qosClass": "Burstable"}
+  "status": {"phase": "Pending", "nominatedNodeName": "node-3", "qosClass": "Burstable",
+             "startTime": "2024-05-01T10:00:03Z",
+             "conditions": [
+               {"type": "PodScheduled", "status": "True",
+                "lastTransitionTime": "2024-05-01T10:00:01Z"},
+               {"type": "Initialized", "status": "False",
+                "lastTransitionTime": "2024-05-01T10:00:02Z"},
+               {"type": "Ready", "status": "True", "lastTransitionTime": "not read"}]}
 })";
 
 kube::Expected<PodInfo> decode(std::string_view text) {
@@ -121,6 +128,11 @@ TEST_CASE("a realistic pod: metadata and scheduling fields") {
   CHECK(pod->node_name.empty());
   CHECK_FALSE(pod->assigned());
   CHECK(pod->nominated_node_name == "node-3");
+  REQUIRE(pod->start_time.has_value());
+  CHECK(*pod->start_time - pod->creation_timestamp == std::chrono::seconds(3));
+  REQUIRE(pod->scheduled_at.has_value());
+  CHECK(*pod->scheduled_at - pod->creation_timestamp == std::chrono::seconds(1));
+  CHECK_FALSE(pod->initialized_at.has_value());  // not True
   CHECK(pod->priority == 9100);
   CHECK(pod->preempt_never);
   CHECK(pod->phase == PodPhase::kPending);
@@ -413,6 +425,12 @@ TEST_CASE("bad pods are refused with the field's path") {
       {"controller not a boolean",
        R"({"metadata": {"ownerReferences": [{"kind": "ReplicaSet", "controller": "yes"}]}})",
        "metadata.ownerReferences[0].controller: expected boolean"},
+      {"bad condition time",
+       R"({"status": {"conditions": [{"type": "Initialized", "status": "True",
+                                        "lastTransitionTime": "later"}]}})",
+       "status.conditions[0].lastTransitionTime: \"later\" is not an RFC 3339 time"},
+      {"bad startTime", R"({"status": {"startTime": "soon"}})",
+       "status.startTime: \"soon\" is not an RFC 3339 time"},
       {"unknown phase", R"({"status": {"phase": "Sleeping"}})",
        "status.phase: unsupported value \"Sleeping\""},
   };

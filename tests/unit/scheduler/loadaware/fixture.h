@@ -63,6 +63,10 @@ class FakeHandle : public FrameworkHandle {
   Status runFilterPlugins(const CycleState&, const PodInfo&, const NodeInfo&) const override {
     return Status::success();
   }
+  Status runFilterPluginsWithNominatedPods(const CycleState&, const PodInfo&,
+                                           const NodeInfo&) const override {
+    return Status::success();
+  }
   Status runPreFilterAddPod(CycleState&, const PodInfo&, const PodInfo&,
                             const NodeInfo&) const override {
     return Status::success();

@@ -30,6 +30,10 @@ class StubHandle final : public FrameworkHandle {
   Status runFilterPlugins(const CycleState&, const PodInfo&, const NodeInfo&) const override {
     return Status::error("not in this test");
   }
+  Status runFilterPluginsWithNominatedPods(const CycleState&, const PodInfo&,
+                                           const NodeInfo&) const override {
+    return Status::error("not in this test");
+  }
   Status runPreFilterAddPod(CycleState&, const PodInfo&, const PodInfo&,
                             const NodeInfo&) const override {
     return Status::error("not in this test");
@@ -82,6 +86,7 @@ TEST_CASE("registerUpstreamPlugins registers every plugin under its upstream nam
   PluginRegistry registry;
   registerUpstreamPlugins(registry);
   const std::vector<std::string> want = {
+      "DefaultBinder",
       "NodeAffinity",
       "NodeName",
       "NodePorts",

@@ -1,0 +1,128 @@
+#include "plugins/upstream/podtopologyspread/pod_topology_spread.h"
+
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include "framework/framework_handle.h"
+#include "framework/plugin_registry.h"
+#include "framework/snapshot.h"
+#include "plugins/upstream/podtopologyspread/filtering.h"
+#include "plugins/upstream/podtopologyspread/scoring.h"
+
+namespace koord::roles::scheduler::upstream {
+
+namespace {
+
+namespace pts = podtopologyspread;
+
+// kube-scheduler's wording, so that events read the same.
+Status missingState(std::string_view key, bool pre_score) {
+  return Status::error(
+      fmt::format("{}reading \"{}\" from cycleState: not found", pre_score ? "error " : "", key));
+}
+
+}  // namespace
+
+PodTopologySpread::PodTopologySpread(std::shared_ptr<const PodTopologySpreadArgs> args,
+                                     const FrameworkHandle& handle)
+    : args_(args ? std::move(args) : std::make_shared<const PodTopologySpreadArgs>()),
+      handle_(handle) {}
+
+Status PodTopologySpread::preFilter(CycleState& state, const PodInfo& pod) {
+  // Pods without constraints skip the snapshot walk: buildConstraints answers null before any
+  // node is looked at, and the empty state lets Filter pass every node at once.
+  state.write(pts::kPreFilterStateKey,
+              std::make_unique<pts::PreFilterState>(pts::computePreFilterState(
+                  pod, args_->effectiveDefaults(), handle_.snapshot().nodes())));
+  return Status::success();
+}
+
+Status PodTopologySpread::updateWithPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                        const PodInfo& updated, const NodeInfo& node,
+                                        std::int32_t delta) const {
+  auto* s = state.readMutable<pts::PreFilterState>(pts::kPreFilterStateKey);
+  if (s == nullptr)
+    return missingState(pts::kPreFilterStateKey, false);
+  s->updateWithPod(updated, pod_to_schedule, node, delta);
+  return Status::success();
+}
+
+Status PodTopologySpread::addPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                 const PodInfo& pod_to_add, const NodeInfo& node) const {
+  return updateWithPod(state, pod_to_schedule, pod_to_add, node, 1);
+}
+
+Status PodTopologySpread::removePod(CycleState& state, const PodInfo& pod_to_schedule,
+                                    const PodInfo& pod_to_remove, const NodeInfo& node) const {
+  return updateWithPod(state, pod_to_schedule, pod_to_remove, node, -1);
+}
+
+Status PodTopologySpread::filter(const CycleState& state, const PodInfo&,
+                                 const NodeInfo& node) const {
+  if (!node.node)
+    return Status::error("node not found");
+  const auto* s = state.read<pts::PreFilterState>(pts::kPreFilterStateKey);
+  if (s == nullptr)
+    return missingState(pts::kPreFilterStateKey, false);
+  if (s->empty())
+    return Status::success();
+  return pts::filterNode(*s, *node.node);
+}
+
+Status PodTopologySpread::preScore(CycleState& state, const PodInfo& pod,
+                                   const std::vector<const NodeInfo*>& nodes) {
+  const auto& all = handle_.snapshot().nodes();
+  if (nodes.empty() || all.empty())
+    return Status::success();
+  state.write(pts::kPreScoreStateKey,
+              std::make_unique<pts::PreScoreState>(
+                  pts::computePreScoreState(pod, args_->effectiveDefaults(), nodes, all)));
+  return Status::success();
+}
+
+Status PodTopologySpread::score(const CycleState& state, const PodInfo&, const NodeInfo& node,
+                                std::int64_t& score) const {
+  score = 0;
+  const auto* s = state.read<pts::PreScoreState>(pts::kPreScoreStateKey);
+  if (s == nullptr)
+    return missingState(pts::kPreScoreStateKey, true);
+  if (s->empty())
+    return Status::success();
+  if (!node.node)
+    return Status::error("node not found");
+  score = pts::scoreNode(*s, node);
+  return Status::success();
+}
+
+Status PodTopologySpread::normalizeScore(const CycleState& state, const PodInfo&,
+                                         std::vector<NodeScore>& scores) const {
+  const auto* s = state.read<pts::PreScoreState>(pts::kPreScoreStateKey);
+  if (s == nullptr)
+    return missingState(pts::kPreScoreStateKey, true);
+  pts::normalizeScores(*s, handle_.snapshot(), scores);
+  return Status::success();
+}
+
+void registerPodTopologySpread(PluginRegistry& registry) {
+  registry.add(
+      std::string(kPodTopologySpreadName),
+      PluginFactory{
+          .decode_args = [](const boost::json::value* args, std::string_view api_version)
+              -> kube::Expected<std::shared_ptr<const PluginArgs>> {
+            auto decoded = decodePodTopologySpreadArgs(args, api_version);
+            if (!decoded)
+              return decoded.error();
+            return std::shared_ptr<const PluginArgs>(std::move(*decoded));
+          },
+          .create = [](std::shared_ptr<const PluginArgs> args,
+                       FrameworkHandle& handle) -> kube::Expected<std::shared_ptr<Plugin>> {
+            auto typed = std::dynamic_pointer_cast<const PodTopologySpreadArgs>(args);
+            if (args && !typed)
+              return kube::makeKubeError("PodTopologySpread: args are not PodTopologySpreadArgs");
+            return std::make_shared<PodTopologySpread>(std::move(typed), handle);
+          },
+      });
+}
+
+}  // namespace koord::roles::scheduler::upstream

@@ -1,0 +1,364 @@
+#include "scheduler.h"
+
+#include <stdexcept>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "koord/core/log.h"
+#include "koord/core/metrics.h"
+
+namespace koord::roles::scheduler {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double secondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+// What kube-scheduler's nodeSchedulingPropertiesChange looks at: a change elsewhere (status
+// heartbeats, images) cannot make an unschedulable pod fit, so it moves nothing.
+QueueEvent nodeChangeEvent(const Node& a, const Node& b) {
+  if (a.unschedulable != b.unschedulable)
+    return QueueEvent::kNodeSpecUnschedulableChange;
+  if (!(a.allocatable == b.allocatable))
+    return QueueEvent::kNodeAllocatableChange;
+  if (a.labels != b.labels)
+    return QueueEvent::kNodeLabelChange;
+  if (a.taints != b.taints)
+    return QueueEvent::kNodeTaintChange;
+  return QueueEvent::kUnknown;
+}
+
+void logIfError(const kube::Expected<void>& r, std::string_view what, const std::string& key) {
+  if (!r)
+    KOORD_LOG_ERROR("scheduler: {} {}: {}", what, key, r.error().message);
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry& registry,
+                     SchedulerApi& api, metrics::Registry& metrics)
+    : api_(api), metrics_(metrics), parallelizer_(config.parallelism) {
+  for (const auto& p : config.profiles) {
+    auto fw = Framework::create(p, registry, api_, parallelizer_);
+    if (!fw)
+      throw std::invalid_argument(fw.error().message);
+    const auto percentage =
+        p.percentage_of_nodes_to_score.value_or(config.percentage_of_nodes_to_score);
+    Profile profile;
+    profile.name = p.scheduler_name;
+    profile.framework = std::move(*fw);
+    profile.algorithm = std::make_unique<PodScheduler>(*profile.framework, percentage);
+    for (const auto& plugin : profile.framework->allPlugins()) {
+      if (auto* l = dynamic_cast<AssignedPodListener*>(plugin.get()))
+        listeners_.push_back(l);
+    }
+    profiles_.push_back(std::move(profile));
+  }
+  if (profiles_.empty())
+    throw std::invalid_argument("the configuration has no profile");
+  // All profiles share one queue; kube-scheduler refuses profiles with different QueueSort
+  // plugins, which config validation already did.
+  const Framework* first = profiles_.front().framework.get();
+  SchedulingQueueOptions qo;
+  qo.pod_initial_backoff = std::chrono::seconds(config.pod_initial_backoff_seconds);
+  qo.pod_max_backoff = std::chrono::seconds(config.pod_max_backoff_seconds);
+  qo.on_incoming = [this](std::string_view queue, QueueEvent event) {
+    metrics_.incomingPod(queue, event);
+  };
+  auto queue = SchedulingQueue::create(
+      [first](const QueuedPodInfo& a, const QueuedPodInfo& b) {
+        return first->queueSortLess(a, b);
+      },
+      std::move(qo));
+  if (!queue)
+    throw std::invalid_argument(queue.error().message);
+  queue_ = std::move(*queue);
+}
+
+Scheduler::~Scheduler() {
+  stop();
+}
+
+bool Scheduler::responsibleFor(const std::string& scheduler_name) const {
+  for (const auto& p : profiles_) {
+    if (p.name == scheduler_name)
+      return true;
+  }
+  return false;
+}
+
+Scheduler::Profile* Scheduler::profileFor(const std::string& scheduler_name) {
+  for (auto& p : profiles_) {
+    if (p.name == scheduler_name)
+      return &p;
+  }
+  return nullptr;
+}
+
+// ---- informer events ----
+
+void Scheduler::onPendingPodAdd(std::shared_ptr<const PodInfo> pod) {
+  const std::string key = pod->key();
+  logIfError(queue_->add(std::move(pod)), "queueing", key);
+}
+
+void Scheduler::onPendingPodUpdate(const PodInfo& old_pod, std::shared_ptr<const PodInfo> pod) {
+  // An assumed pod's own updates (its binding racing the informer) must not put it back.
+  if (cache_.isAssumedPod(pod->uid))
+    return;
+  const std::string key = pod->key();
+  // The queue compares but does not keep the old version: a non-owning pointer is enough.
+  std::shared_ptr<const PodInfo> old(std::shared_ptr<const PodInfo>(), &old_pod);
+  logIfError(queue_->update(old, std::move(pod)), "requeueing", key);
+}
+
+void Scheduler::onPendingPodDelete(const PodInfo& pod) {
+  queue_->remove(pod);
+}
+
+void Scheduler::onAssignedPodAdd(std::shared_ptr<const PodInfo> pod) {
+  for (auto* l : listeners_)
+    l->onAssignedPodAdd(*pod);
+  const PodInfo& p = *pod;
+  logIfError(cache_.addPod(pod), "caching", p.key());
+  queue_->assignedPodAdded(p);
+}
+
+void Scheduler::onAssignedPodUpdate(const PodInfo& old_pod, std::shared_ptr<const PodInfo> pod) {
+  for (auto* l : listeners_)
+    l->onAssignedPodUpdate(old_pod, *pod);
+  const PodInfo& p = *pod;
+  logIfError(cache_.updatePod(old_pod, pod), "updating cached", p.key());
+  queue_->assignedPodUpdated(p);
+}
+
+void Scheduler::onAssignedPodDelete(const PodInfo& pod) {
+  for (auto* l : listeners_)
+    l->onAssignedPodDelete(pod);
+  logIfError(cache_.removePod(pod), "removing cached", pod.key());
+  queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
+}
+
+void Scheduler::onNodeAdd(std::shared_ptr<const Node> node) {
+  const std::string name = node->name;
+  logIfError(cache_.addNode(std::move(node)), "caching node", name);
+  queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kNodeAdd);
+}
+
+void Scheduler::onNodeUpdate(const Node& old_node, std::shared_ptr<const Node> node) {
+  const QueueEvent event = nodeChangeEvent(old_node, *node);
+  const std::string name = node->name;
+  logIfError(cache_.updateNode(std::move(node)), "updating cached node", name);
+  if (event != QueueEvent::kUnknown)
+    queue_->moveAllToActiveOrBackoffQueue(event);
+}
+
+void Scheduler::onNodeDelete(const Node& node) {
+  logIfError(cache_.removeNode(node.name), "removing cached node", node.name);
+}
+
+void Scheduler::onNodeMetric(const std::string& node,
+                             std::shared_ptr<const apis::NodeMetric> metric, bool added) {
+  logIfError(cache_.setNodeMetric(node, std::move(metric)), "caching the NodeMetric of", node);
+  // A first report can make a node usable for LoadAware; later reports come every minute
+  // from every node, and the unschedulable pods' own timeout retries them anyway.
+  if (added)
+    queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kNodeAllocatableChange);
+}
+
+void Scheduler::onNodeMetricDelete(const std::string& node) {
+  logIfError(cache_.removeNodeMetric(node), "dropping the NodeMetric of", node);
+}
+
+// ---- the loop ----
+
+void Scheduler::start() {
+  if (thread_.joinable())
+    return;
+  thread_ = std::thread([this] {
+    while (scheduleOne()) {
+    }
+  });
+  housekeeper_ = std::thread([this] {
+    while (!stopping_.load()) {
+      for (int i = 0; i < 10 && !stopping_.load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!stopping_.load())
+        housekeeping(SteadyClock::now());
+    }
+  });
+}
+
+void Scheduler::stop() {
+  stopping_ = true;
+  queue_->close();
+  if (thread_.joinable())
+    thread_.join();
+  if (housekeeper_.joinable())
+    housekeeper_.join();
+}
+
+void Scheduler::housekeeping(SteadyClock::time_point now) {
+  queue_->flushBackoffQCompleted();
+  if (now - last_leftover_flush_ >= kUnschedulableQFlushPeriod) {
+    queue_->flushUnschedulableQLeftover();
+    last_leftover_flush_ = now;
+  }
+  auto expired = cache_.cleanupAssumedPods(now);
+  if (!expired)
+    KOORD_LOG_ERROR("scheduler: expiring assumed pods: {}", expired.error().message);
+  else if (*expired > 0)
+    KOORD_LOG_WARNING("scheduler: {} assumed pod(s) expired without the informer confirming them",
+                      *expired);
+  metrics_.queueSizes(queue_->sizes());
+  metrics_.cacheSizes(cache_.counts());
+}
+
+bool Scheduler::scheduleOne() {
+  auto next = queue_->pop();
+  if (!next)
+    return false;
+  const std::int64_t cycle = queue_->schedulingCycle();
+  QueuedPodInfo info = std::move(*next);
+  const PodInfo& pod = *info.pod;
+  Profile* profile = profileFor(pod.scheduler_name);
+  if (profile == nullptr) {
+    // The informer only queues pods of our profiles; a pod that changed schedulerName since
+    // is not ours any more.
+    KOORD_LOG_ERROR("scheduler: {} names scheduler {} that no profile has", pod.key(),
+                    pod.scheduler_name);
+    return true;
+  }
+  // A pod being deleted, or one already assumed (its binding in flight), is not scheduled.
+  if (pod.terminating || cache_.isAssumedPod(pod.uid))
+    return true;
+
+  const auto start = SteadyClock::now();
+  cache_.updateSnapshot(snapshot_);
+  Framework& fw = *profile->framework;
+  fw.setSnapshot(&snapshot_);
+  auto state = std::make_shared<CycleState>();
+  auto outcome = profile->algorithm->schedule(*state, pod, snapshot_);
+  metrics_.algorithmDuration(secondsSince(start));
+
+  if (auto* fit = std::get_if<FitError>(&outcome)) {
+    std::string nominated;
+    if (fw.hasPostFilterPlugins() && fit->pre_filter.ok()) {
+      metrics_.preemptionAttempt();
+      PostFilterResult result;
+      auto s = fw.runPostFilterPlugins(*state, pod, fit->statuses, result);
+      if (s.ok())
+        nominated = result.nominated_node_name;
+      else if (s.code() == Code::kError)
+        KOORD_LOG_ERROR("scheduler: preemption for {}: {}", pod.key(), s.message());
+    }
+    metrics_.attempt(AttemptResult::kUnschedulable, profile->name, secondsSince(start));
+    failed(*profile, std::move(info), cycle, kReasonUnschedulable, fit->message(), nominated);
+    return true;
+  }
+  if (auto* err = std::get_if<Status>(&outcome)) {
+    metrics_.attempt(AttemptResult::kError, profile->name, secondsSince(start));
+    failed(*profile, std::move(info), cycle, kReasonSchedulerError, err->message(), "");
+    return true;
+  }
+  const std::string node = std::get<ScheduleResult>(outcome).node;
+
+  // Assume: the pod counts on its node from now on, so the next cycle does not pick the same
+  // room while the binding is in flight.
+  auto assumed = std::make_shared<PodInfo>(pod);
+  assumed->node_name = node;
+  auto reserve = fw.runReservePlugins(*state, *assumed, node);
+  if (!reserve.ok()) {
+    fw.runUnreservePlugins(*state, *assumed, node);
+    metrics_.attempt(AttemptResult::kError, profile->name, secondsSince(start));
+    failed(*profile, std::move(info), cycle, kReasonSchedulerError, reserve.message(), "");
+    return true;
+  }
+  if (auto r = cache_.assumePod(assumed); !r) {
+    fw.runUnreservePlugins(*state, *assumed, node);
+    metrics_.attempt(AttemptResult::kError, profile->name, secondsSince(start));
+    failed(*profile, std::move(info), cycle, kReasonSchedulerError, r.error().message, "");
+    return true;
+  }
+  // A nominated pod that got a node is no longer holding room elsewhere.
+  queue_->deleteNominatedPodIfExists(pod);
+
+  auto permit = fw.runPermitPlugins(*state, *assumed, node);
+  if (!permit.status.ok()) {
+    // No Permit plugin of this build waits; a kWait is refused rather than left hanging.
+    std::string message = permit.status.code() == Code::kWait
+                              ? "waiting Permit plugins are not supported"
+                              : permit.status.message();
+    fw.runUnreservePlugins(*state, *assumed, node);
+    logIfError(cache_.forgetPod(*assumed), "forgetting", assumed->key());
+    const bool rejected = permit.status.isUnschedulable();
+    metrics_.attempt(rejected ? AttemptResult::kUnschedulable : AttemptResult::kError,
+                     profile->name, secondsSince(start));
+    failed(*profile, std::move(info), cycle,
+           rejected ? kReasonUnschedulable : kReasonSchedulerError, message, "");
+    return true;
+  }
+  bindAsync(*profile, std::move(state), std::move(info), std::move(assumed), cycle, start);
+  return true;
+}
+
+void Scheduler::bindAsync(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
+                          std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,
+                          SteadyClock::time_point start) {
+  ++bindings_in_flight_;
+  const auto bind_start = SteadyClock::now();
+  const std::string node = assumed->node_name;
+  Framework& fw = *profile.framework;
+  fw.runPreBindAndBind(
+      state, assumed, node,
+      [this, &profile, state, info = std::move(info), assumed, cycle, start,
+       bind_start](Status s) mutable {
+        Framework& fw = *profile.framework;
+        const std::string& node = assumed->node_name;
+        if (!s.ok()) {
+          // A 409 (bound already, or gone) lands here too: forgetting the assumed pod is what
+          // matters; the informer then shows where it really is.
+          fw.runUnreservePlugins(*state, *assumed, node);
+          logIfError(cache_.forgetPod(*assumed), "forgetting", assumed->key());
+          metrics_.attempt(AttemptResult::kError, profile.name, secondsSince(start));
+          failed(profile, std::move(info), cycle, kReasonSchedulerError,
+                 fmt::format("binding rejected: {}", s.message()), "");
+        } else {
+          cache_.finishBinding(*assumed, SteadyClock::now());
+          metrics_.bindingDuration(secondsSince(bind_start));
+          metrics_.attempt(AttemptResult::kScheduled, profile.name, secondsSince(start));
+          metrics_.podScheduled(info.attempts, secondsSince(info.initial_attempt_timestamp));
+          api_.reportScheduled(*assumed, node, profile.name);
+          fw.runPostBindPlugins(*state, *assumed, node);
+        }
+        --bindings_in_flight_;
+      });
+}
+
+void Scheduler::failed(Profile& profile, QueuedPodInfo info, std::int64_t cycle,
+                       std::string_view reason, const std::string& message,
+                       const std::string& nominated_node) {
+  const std::string key = info.pod->key();
+  KOORD_LOG_INFO("scheduler: unable to schedule {}: {}: {}", key, reason, message);
+  // Requeue the pod as the informer has it now: gone or bound meanwhile, it needs nothing more.
+  auto current = api_.currentPod(key);
+  if (!current || current->uid != info.pod->uid) {
+    queue_->deleteNominatedPodIfExists(*info.pod);
+    return;
+  }
+  if (current->assigned())
+    return;
+  info.pod = current;
+  if (auto r = queue_->addUnschedulableIfNotPresent(info, cycle); !r)
+    KOORD_LOG_ERROR("scheduler: requeueing {}: {}", key, r.error().message);
+  if (!nominated_node.empty())
+    logIfError(queue_->addNominatedPod(current, nominated_node), "nominating", key);
+  api_.reportFailure(*current, profile.name, reason, message, nominated_node);
+}
+
+}  // namespace koord::roles::scheduler

@@ -1,0 +1,102 @@
+// The scheduling loop (kube-scheduler's Scheduler and scheduleOne): one thread pops pending pods
+// and runs a cycle on a fresh snapshot; the binding cycle finishes asynchronously on the API's.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cache/scheduler_cache.h"
+#include "config/scheduler_config.h"
+#include "framework/assigned_pod_listener.h"
+#include "framework/plugin_registry.h"
+#include "framework/snapshot.h"
+#include "queue/scheduling_queue.h"
+#include "runtime/framework.h"
+#include "runtime/parallelizer.h"
+#include "runtime/schedule_pod.h"
+#include "scheduler_api.h"
+#include "scheduler_metrics.h"
+
+namespace koord::roles::scheduler {
+
+class Scheduler {
+ public:
+  /// Builds every profile's framework (a bad profile is a startup error, thrown as
+  /// std::invalid_argument naming it) and the queue in the first profile's QueueSort order
+  /// (kube-scheduler requires all profiles to share it). `api` must outlive the scheduler and
+  /// be told about the queue with setQueue-like wiring by its owner (see queue()).
+  Scheduler(const config::SchedulerConfig& config, const PluginRegistry& registry,
+            SchedulerApi& api, metrics::Registry& metrics);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Whether one of the profiles is named `scheduler_name` (only their pods are queued).
+  bool responsibleFor(const std::string& scheduler_name) const;
+
+  // The informers' events (any thread; serially per informer).
+  void onPendingPodAdd(std::shared_ptr<const PodInfo> pod);
+  void onPendingPodUpdate(const PodInfo& old_pod, std::shared_ptr<const PodInfo> pod);
+  void onPendingPodDelete(const PodInfo& pod);
+  void onAssignedPodAdd(std::shared_ptr<const PodInfo> pod);
+  void onAssignedPodUpdate(const PodInfo& old_pod, std::shared_ptr<const PodInfo> pod);
+  void onAssignedPodDelete(const PodInfo& pod);
+  void onNodeAdd(std::shared_ptr<const Node> node);
+  void onNodeUpdate(const Node& old_node, std::shared_ptr<const Node> node);
+  void onNodeDelete(const Node& node);
+  void onNodeMetric(const std::string& node, std::shared_ptr<const apis::NodeMetric> metric,
+                    bool added);
+  void onNodeMetricDelete(const std::string& node);
+
+  /// Starts the scheduling thread and the queue's and cache's periodic work. Call once the
+  /// informers have synced (and, with leader election, once leading).
+  void start();
+  /// Closes the queue, joins the scheduling thread; bindings in flight still call back.
+  void stop();
+
+  /// One cycle for the queue's next pod; false once the queue is closed. The scheduling
+  /// thread's body, public for tests that drive the loop step by step.
+  bool scheduleOne();
+  /// The periodic work start() runs every second: backoff flush, unschedulable leftovers
+  /// (every 30 s), expired assumed pods, queue and cache gauges.
+  void housekeeping(std::chrono::steady_clock::time_point now);
+
+  SchedulingQueue& queue() { return *queue_; }
+  SchedulerCache& cache() { return cache_; }
+  /// Bindings started and not yet answered.
+  int bindingsInFlight() const { return bindings_in_flight_.load(); }
+
+ private:
+  struct Profile {
+    std::string name;
+    std::unique_ptr<Framework> framework;
+    std::unique_ptr<PodScheduler> algorithm;
+  };
+  Profile* profileFor(const std::string& scheduler_name);
+  void failed(Profile& profile, QueuedPodInfo info, std::int64_t cycle, std::string_view reason,
+              const std::string& message, const std::string& nominated_node);
+  void bindAsync(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
+                 std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,
+                 std::chrono::steady_clock::time_point start);
+
+  SchedulerApi& api_;
+  SchedulerMetrics metrics_;
+  Parallelizer parallelizer_;
+  SchedulerCache cache_;
+  std::vector<Profile> profiles_;
+  std::vector<AssignedPodListener*> listeners_;
+  std::unique_ptr<SchedulingQueue> queue_;
+  Snapshot snapshot_;  // the scheduling thread's only
+
+  std::atomic<int> bindings_in_flight_{0};
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  std::thread housekeeper_;
+  std::chrono::steady_clock::time_point last_leftover_flush_{};
+};
+
+}  // namespace koord::roles::scheduler

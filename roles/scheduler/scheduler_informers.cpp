@@ -1,0 +1,189 @@
+#include "scheduler_informers.h"
+
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include "koord/kube/decode.h"
+#include "koord/kube/json_fields.h"
+#include "scheduler.h"
+
+namespace koord::roles::scheduler {
+
+namespace {
+
+namespace json = boost::json;
+
+kube::ResourceRef collection(const char* group, const char* version, const char* resource) {
+  return {group, version, resource, "", "", ""};
+}
+
+kube::ReflectorOptions unfinishedPods() {
+  kube::ReflectorOptions o;
+  o.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  return o;
+}
+
+kube::Expected<std::string> stringAt(const json::object& o, std::string_view name,
+                                     std::string_view path) {
+  const json::value* v = o.if_contains(name);
+  if (v == nullptr || v->is_null())
+    return std::string();
+  if (!v->is_string())
+    return kube::makeKubeError(fmt::format("{}.{}: expected string", path, name));
+  return std::string(v->get_string());
+}
+
+}  // namespace
+
+kube::Expected<DisruptionBudget> decodeDisruptionBudget(const json::value& v) {
+  if (!v.is_object())
+    return kube::makeKubeError("expected an object");
+  const auto& root = v.get_object();
+  DisruptionBudget out;
+  if (const auto* meta = root.if_contains("metadata"); meta && meta->is_object()) {
+    auto ns = stringAt(meta->get_object(), "namespace", "metadata");
+    if (!ns)
+      return ns.error();
+    auto name = stringAt(meta->get_object(), "name", "metadata");
+    if (!name)
+      return name.error();
+    out.namespace_ = std::move(*ns);
+    out.name = std::move(*name);
+  }
+  // A nil selector matches no pod (policy/v1beta1); an empty one matches every pod.
+  out.selector = kube::Selector::nothing();
+  if (const auto* spec = root.if_contains("spec"); spec && spec->is_object()) {
+    if (const auto* sel = spec->get_object().if_contains("selector"); sel && !sel->is_null()) {
+      auto decoded = kube::decodeLabelSelector(*sel, "spec.selector");
+      if (!decoded)
+        return decoded.error();
+      auto selector = kube::toSelector(*decoded);
+      if (!selector)
+        return selector.error();
+      out.selector = std::move(*selector);
+    }
+  }
+  if (const auto* status = root.if_contains("status"); status && status->is_object()) {
+    const auto& s = status->get_object();
+    if (const auto* allowed = s.if_contains("disruptionsAllowed"); allowed && !allowed->is_null()) {
+      if (!allowed->is_int64() || allowed->get_int64() < INT32_MIN ||
+          allowed->get_int64() > INT32_MAX)
+        return kube::makeKubeError("status.disruptionsAllowed: expected int32");
+      out.disruptions_allowed = static_cast<std::int32_t>(allowed->get_int64());
+    }
+    if (const auto* disrupted = s.if_contains("disruptedPods");
+        disrupted && !disrupted->is_null()) {
+      if (!disrupted->is_object())
+        return kube::makeKubeError("status.disruptedPods: expected object");
+      for (const auto& kv : disrupted->get_object())
+        out.disrupted_pods.emplace_back(kv.key());
+    }
+  }
+  return out;
+}
+
+SchedulerInformers::SchedulerInformers(kube::RestClient& client, boost::asio::io_context& io)
+    : pods(client, io, collection("", "v1", "pods"), decodePodInfo, unfinishedPods()),
+      nodes(client, io, collection("", "v1", "nodes"), decodeNode),
+      node_metrics(client, io, collection("slo.koordinator.sh", "v1alpha1", "nodemetrics"),
+                   apis::decodeNodeMetric),
+      pdbs(client, io, collection("policy", "v1beta1", "poddisruptionbudgets"),
+           decodeDisruptionBudget) {
+  pdbs.addIndex(kube::indexes::kNamespace,
+                [](const DisruptionBudget& b) { return std::vector<std::string>{b.namespace_}; });
+}
+
+void SchedulerInformers::connect(Scheduler& s) {
+  // Handlers get the stored object by reference; the cache and queue keep shared pointers, so
+  // the informer's own copy (just stored under `key`) is looked up rather than copied.
+  pods.addHandlers({
+      [this, &s](const std::string& key, const PodInfo& p) {
+        auto ptr = pods.store().get(key);
+        if (!ptr)
+          return;
+        if (p.assigned())
+          s.onAssignedPodAdd(std::move(ptr));
+        else if (s.responsibleFor(p.scheduler_name))
+          s.onPendingPodAdd(std::move(ptr));
+      },
+      [this, &s](const std::string& key, const PodInfo& old_pod, const PodInfo& p) {
+        auto ptr = pods.store().get(key);
+        if (!ptr)
+          return;
+        const bool was_bound = old_pod.assigned();
+        const bool bound = p.assigned();
+        const bool was_queued = !was_bound && s.responsibleFor(old_pod.scheduler_name);
+        const bool queued = !bound && s.responsibleFor(p.scheduler_name);
+        if (was_bound && bound) {
+          s.onAssignedPodUpdate(old_pod, std::move(ptr));
+        } else if (bound) {
+          if (was_queued)
+            s.onPendingPodDelete(old_pod);
+          s.onAssignedPodAdd(std::move(ptr));
+        } else if (was_bound) {
+          s.onAssignedPodDelete(old_pod);
+          if (queued)
+            s.onPendingPodAdd(std::move(ptr));
+        } else if (was_queued && queued) {
+          s.onPendingPodUpdate(old_pod, std::move(ptr));
+        } else if (queued) {
+          s.onPendingPodAdd(std::move(ptr));
+        } else if (was_queued) {
+          s.onPendingPodDelete(old_pod);
+        }
+      },
+      [&s](const std::string&, const PodInfo& p) {
+        if (p.assigned())
+          s.onAssignedPodDelete(p);
+        else if (s.responsibleFor(p.scheduler_name))
+          s.onPendingPodDelete(p);
+      },
+  });
+  nodes.addHandlers({
+      [this, &s](const std::string& key, const Node&) {
+        if (auto ptr = nodes.store().get(key))
+          s.onNodeAdd(std::move(ptr));
+      },
+      [this, &s](const std::string& key, const Node& old_node, const Node&) {
+        if (auto ptr = nodes.store().get(key))
+          s.onNodeUpdate(old_node, std::move(ptr));
+      },
+      [&s](const std::string&, const Node& n) { s.onNodeDelete(n); },
+  });
+  node_metrics.addHandlers({
+      [this, &s](const std::string& key, const apis::NodeMetric&) {
+        s.onNodeMetric(key, node_metrics.store().get(key), true);
+      },
+      [this, &s](const std::string& key, const apis::NodeMetric&, const apis::NodeMetric&) {
+        s.onNodeMetric(key, node_metrics.store().get(key), false);
+      },
+      [&s](const std::string& key, const apis::NodeMetric&) { s.onNodeMetricDelete(key); },
+  });
+}
+
+void SchedulerInformers::start() {
+  nodes.start();
+  node_metrics.start();
+  pdbs.start();
+  pods.start();
+}
+
+void SchedulerInformers::stop() {
+  pods.stop();
+  pdbs.stop();
+  node_metrics.stop();
+  nodes.stop();
+}
+
+bool SchedulerInformers::waitForSync(std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                 std::chrono::steady_clock::now());
+  };
+  return nodes.waitForSync(left()) && node_metrics.waitForSync(left()) &&
+         pdbs.waitForSync(left()) && pods.waitForSync(left());
+}
+
+}  // namespace koord::roles::scheduler

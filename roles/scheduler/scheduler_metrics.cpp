@@ -1,0 +1,101 @@
+#include "scheduler_metrics.h"
+
+#include <string>
+
+#include "cache/scheduler_cache.h"
+#include "koord/core/metrics.h"
+#include "queue/scheduling_queue.h"
+
+namespace koord::roles::scheduler {
+
+namespace {
+
+std::string_view resultLabel(AttemptResult r) {
+  switch (r) {
+    case AttemptResult::kScheduled:
+      return "scheduled";
+    case AttemptResult::kUnschedulable:
+      return "unschedulable";
+    case AttemptResult::kError:
+      return "error";
+  }
+  return "error";
+}
+
+}  // namespace
+
+// Buckets as kube-scheduler 1.20 declares them, so histogram_quantile over both agrees.
+SchedulerMetrics::SchedulerMetrics(metrics::Registry& r)
+    : attempts_(r.counter("scheduler_schedule_attempts_total",
+                          "Number of attempts to schedule pods, by the result. 'unschedulable' "
+                          "means a pod could not be scheduled, while 'error' means an internal "
+                          "scheduler problem.",
+                          {"result", "profile"})),
+      e2e_(r.histogram("scheduler_e2e_scheduling_duration_seconds",
+                       "E2e scheduling latency in seconds (scheduling algorithm + binding)",
+                       {"result", "profile"}, metrics::exponentialBuckets(0.001, 2, 15))),
+      algorithm_(r.histogram("scheduler_scheduling_algorithm_duration_seconds",
+                             "Scheduling algorithm latency in seconds", {},
+                             metrics::exponentialBuckets(0.001, 2, 15))),
+      binding_(r.histogram("scheduler_binding_duration_seconds", "Binding latency in seconds", {},
+                           metrics::exponentialBuckets(0.001, 2, 15))),
+      pod_attempts_(r.histogram("scheduler_pod_scheduling_attempts",
+                                "Number of attempts to successfully schedule a pod.", {},
+                                metrics::exponentialBuckets(1, 2, 5))),
+      pod_duration_(r.histogram("scheduler_pod_scheduling_duration_seconds",
+                                "E2e latency for a pod being scheduled which may include "
+                                "multiple scheduling attempts.",
+                                {}, metrics::exponentialBuckets(0.001, 2, 15))),
+      preemption_attempts_(r.counter("scheduler_preemption_attempts_total",
+                                     "Total preemption attempts in the cluster till now")),
+      incoming_(r.counter("scheduler_queue_incoming_pods_total",
+                          "Number of pods added to scheduling queues by event and queue type.",
+                          {"queue", "event"})),
+      pending_(r.gauge("scheduler_pending_pods",
+                       "Number of pending pods, by the queue type. 'active' means number of pods "
+                       "in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' "
+                       "means number of pods in unschedulableQ.",
+                       {"queue"})),
+      cache_size_(r.gauge("scheduler_scheduler_cache_size",
+                          "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                          {"type"})) {}
+
+void SchedulerMetrics::attempt(AttemptResult result, std::string_view profile, double e2e_seconds) {
+  attempts_.with({resultLabel(result), profile}).inc();
+  e2e_.with({resultLabel(result), profile}).observe(e2e_seconds);
+}
+
+void SchedulerMetrics::algorithmDuration(double seconds) {
+  algorithm_.with(metrics::LabelValues{}).observe(seconds);
+}
+
+void SchedulerMetrics::bindingDuration(double seconds) {
+  binding_.with(metrics::LabelValues{}).observe(seconds);
+}
+
+void SchedulerMetrics::podScheduled(int attempts, double since_first_queued_seconds) {
+  pod_attempts_.with(metrics::LabelValues{}).observe(attempts);
+  pod_duration_.with(metrics::LabelValues{}).observe(since_first_queued_seconds);
+}
+
+void SchedulerMetrics::preemptionAttempt() {
+  preemption_attempts_.with(metrics::LabelValues{}).inc();
+}
+
+void SchedulerMetrics::incomingPod(std::string_view queue, QueueEvent event) {
+  incoming_.with({queue, toString(event)}).inc();
+}
+
+void SchedulerMetrics::queueSizes(const QueueSizes& s) {
+  pending_.with({kActiveQueue}).set(static_cast<double>(s.active));
+  pending_.with({kBackoffQueue}).set(static_cast<double>(s.backoff));
+  pending_.with({kUnschedulableQueue}).set(static_cast<double>(s.unschedulable));
+}
+
+void SchedulerMetrics::cacheSizes(const CacheCounts& c) {
+  cache_size_.with({"nodes"}).set(static_cast<double>(c.nodes));
+  cache_size_.with({"pods"}).set(static_cast<double>(c.pods));
+  cache_size_.with({"assumed_pods"}).set(static_cast<double>(c.assumed));
+}
+
+}  // namespace koord::roles::scheduler

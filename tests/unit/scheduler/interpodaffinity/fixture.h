@@ -1,0 +1,241 @@
+// Builders for InterPodAffinity's table tests: pods with (anti-)affinity terms written in the
+// label-selector string syntax, a cluster of labelled nodes served as a FrameworkHandle's
+// snapshot, and one-call PreFilter+Filter and PreScore+Score+NormalizeScore runs.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "framework/framework_handle.h"
+#include "framework/snapshot.h"
+#include "plugins/upstream/interpodaffinity/plugin.h"
+#include "plugins/upstream/interpodaffinity/state.h"
+
+namespace ipa_test {
+
+using namespace koord::roles::scheduler;
+using namespace koord::roles::scheduler::upstream::interpodaffinity;
+using koord::kube::Labels;
+
+/// A PodAffinityTerm: `selector` in the string syntax ("service in (a,b)", "foo", "!bar");
+/// no namespaces means the owning pod's namespace, as the pod decoder fills it in.
+struct Term {
+  std::string selector;
+  std::string topology_key;
+  std::vector<std::string> namespaces = {};
+};
+
+struct WeightedTerm {
+  std::int32_t weight = 0;
+  Term term;
+};
+
+struct PodSpec {
+  std::string name = "";
+  std::string namespace_ = "";
+  std::string node = "";
+  Labels labels = {};
+  std::vector<Term> affinity = {};
+  std::vector<Term> anti_affinity = {};
+  std::vector<WeightedTerm> preferred_affinity = {};
+  std::vector<WeightedTerm> preferred_anti_affinity = {};
+};
+
+inline PodAffinityTerm makeTerm(const Term& t, const std::string& pod_namespace) {
+  PodAffinityTerm out;
+  auto selector = koord::kube::Selector::parse(t.selector);
+  INFO(t.selector);
+  REQUIRE(selector.has_value());
+  out.label_selector = std::move(*selector);
+  out.namespaces = t.namespaces.empty() ? std::vector<std::string>{pod_namespace} : t.namespaces;
+  out.topology_key = t.topology_key;
+  return out;
+}
+
+inline PodInfo makePod(const PodSpec& spec) {
+  PodInfo p;
+  p.name = spec.name.empty() ? "pod" : spec.name;
+  p.uid = p.name;
+  p.namespace_ = spec.namespace_;
+  p.node_name = spec.node;
+  p.labels = spec.labels;
+  for (const auto& t : spec.affinity)
+    p.pod_affinity.required.push_back(makeTerm(t, p.namespace_));
+  for (const auto& t : spec.anti_affinity)
+    p.pod_anti_affinity.required.push_back(makeTerm(t, p.namespace_));
+  for (const auto& w : spec.preferred_affinity)
+    p.pod_affinity.preferred.push_back({w.weight, makeTerm(w.term, p.namespace_)});
+  for (const auto& w : spec.preferred_anti_affinity)
+    p.pod_anti_affinity.preferred.push_back({w.weight, makeTerm(w.term, p.namespace_)});
+  return p;
+}
+
+struct NodeSpec {
+  std::string name;
+  Labels labels = {};
+};
+
+class NoClusterView : public ClusterView {
+ public:
+  std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view) const override {
+    return nullptr;
+  }
+  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
+};
+
+inline std::shared_ptr<const Node> makeNode(const NodeSpec& spec) {
+  auto n = std::make_shared<Node>();
+  n->name = spec.name;
+  n->uid = spec.name;
+  n->labels = spec.labels;
+  return n;
+}
+
+/// Nodes with the pods bound to them (each pod on the node its spec names; unique UIDs), as the
+/// handle's snapshot.
+class Cluster : public FrameworkHandle {
+ public:
+  Cluster(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods) {
+    std::vector<std::shared_ptr<NodeInfo>> infos;
+    for (const auto& n : nodes) {
+      auto info = std::make_shared<NodeInfo>();
+      info->node = makeNode(n);
+      infos.push_back(info);
+    }
+    int i = 0;
+    for (const auto& spec : pods) {
+      auto pod = makePod(spec);
+      pod.uid = "existing-" + std::to_string(i++);
+      for (auto& info : infos) {
+        if (info->name() == spec.node)
+          info->addPod(std::make_shared<const PodInfo>(pod));
+      }
+    }
+    std::vector<std::shared_ptr<const NodeInfo>> all(infos.begin(), infos.end());
+    snapshot_ = Snapshot(std::move(all));
+  }
+  /// A snapshot built by hand (NodeInfos whose derived lists a test chose).
+  explicit Cluster(Snapshot snapshot) : snapshot_(std::move(snapshot)) {}
+
+  const Snapshot& snapshot() const override { return snapshot_; }
+  const ClusterView& cluster() const override { return view_; }
+  Status runFilterPlugins(const CycleState&, const PodInfo&, const NodeInfo&) const override {
+    return Status::success();
+  }
+  Status runFilterPluginsWithNominatedPods(const CycleState&, const PodInfo&,
+                                           const NodeInfo&) const override {
+    return Status::success();
+  }
+  Status runPreFilterAddPod(CycleState&, const PodInfo&, const PodInfo&,
+                            const NodeInfo&) const override {
+    return Status::success();
+  }
+  Status runPreFilterRemovePod(CycleState&, const PodInfo&, const PodInfo&,
+                               const NodeInfo&) const override {
+    return Status::success();
+  }
+
+  const NodeInfo& node(std::string_view name) const {
+    const NodeInfo* n = snapshot_.get(name);
+    INFO(name);
+    REQUIRE(n != nullptr);
+    return *n;
+  }
+  std::vector<const NodeInfo*> nodes() const {
+    std::vector<const NodeInfo*> out;
+    for (const auto& n : snapshot_.nodes())
+      out.push_back(n.get());
+    return out;
+  }
+
+ private:
+  Snapshot snapshot_;
+  NoClusterView view_;
+};
+
+inline std::shared_ptr<InterPodAffinity> makePlugin(const Cluster& cluster,
+                                                    std::int32_t hard_pod_affinity_weight = 1) {
+  auto args = std::make_shared<InterPodAffinityArgs>();
+  args->hard_pod_affinity_weight = hard_pod_affinity_weight;
+  return std::make_shared<InterPodAffinity>(std::move(args), cluster);
+}
+
+/// An expected Filter verdict: success, or a code with its reasons.
+struct Verdict {
+  Code code = Code::kSuccess;
+  std::vector<std::string> reasons = {};
+};
+
+inline Verdict fits() {
+  return {};
+}
+inline Verdict affinityRulesFail() {
+  return {Code::kUnschedulableAndUnresolvable,
+          {std::string(kErrReasonAffinityNotMatch), std::string(kErrReasonAffinityRulesNotMatch)}};
+}
+inline Verdict antiAffinityRulesFail() {
+  return {
+      Code::kUnschedulable,
+      {std::string(kErrReasonAffinityNotMatch), std::string(kErrReasonAntiAffinityRulesNotMatch)}};
+}
+inline Verdict existingAntiAffinityFail() {
+  return {Code::kUnschedulable,
+          {std::string(kErrReasonAffinityNotMatch),
+           std::string(kErrReasonExistingAntiAffinityRulesNotMatch)}};
+}
+
+inline void checkVerdict(const Status& got, const Verdict& want) {
+  INFO(got.message());
+  CHECK(got.code() == want.code);
+  CHECK(got.reasons() == want.reasons);
+}
+
+/// PreFilter then Filter on each node in order.
+inline std::vector<Status> filterAll(const Cluster& cluster, const PodInfo& pod) {
+  auto plugin = makePlugin(cluster);
+  CycleState state;
+  const Status pre = plugin->preFilter(state, pod);
+  INFO(pre.message());
+  REQUIRE(pre.ok());
+  std::vector<Status> out;
+  for (const auto* n : cluster.nodes())
+    out.push_back(plugin->filter(state, pod, *n));
+  return out;
+}
+
+/// PreScore, Score on each node in order, NormalizeScore: the normalised scores.
+inline std::vector<std::int64_t> scoreAll(const Cluster& cluster, const PodInfo& pod,
+                                          std::int32_t hard_pod_affinity_weight = 1) {
+  auto plugin = makePlugin(cluster, hard_pod_affinity_weight);
+  CycleState state;
+  const auto nodes = cluster.nodes();
+  const Status pre = plugin->preScore(state, pod, nodes);
+  INFO(pre.message());
+  REQUIRE(pre.ok());
+  std::vector<NodeScore> scores;
+  for (const auto* n : nodes) {
+    std::int64_t s = 0;
+    const Status st = plugin->score(state, pod, *n, s);
+    INFO(st.message());
+    REQUIRE(st.ok());
+    scores.push_back({n->name(), s});
+  }
+  REQUIRE(plugin->hasNormalizeScore());
+  REQUIRE(plugin->normalizeScore(state, pod, scores).ok());
+  std::vector<std::int64_t> out;
+  for (const auto& s : scores)
+    out.push_back(s.score);
+  return out;
+}
+
+using Pair = std::tuple<std::string, std::string, std::int64_t>;
+using Pairs = std::vector<Pair>;
+
+}  // namespace ipa_test

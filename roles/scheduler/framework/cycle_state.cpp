@@ -19,8 +19,13 @@ void CycleState::erase(std::string_view key) {
 }
 
 const StateData* CycleState::find(std::string_view key) const {
+  // Every Filter and Score call looks its state up, on every node. Keys share long prefixes
+  // ("PreFilterNode...") and differ near the end, so the length and last byte settle almost
+  // every mismatch before a full compare.
+  if (key.empty())
+    return nullptr;
   for (const auto& [k, v] : entries_) {
-    if (k == key)
+    if (k.size() == key.size() && k.back() == key.back() && k == key)
       return v.get();
   }
   return nullptr;

@@ -10,16 +10,19 @@
 
 namespace koord::roles::scheduler::loadaware {
 
-namespace {
-
+// What PreFilter works out once per pod for every node's Filter and Score: the pod's estimate
+// and the cycle's clock reading (NodeMetric expiry), so neither is redone per node.
 class IncomingEstimate final : public StateData {
  public:
-  explicit IncomingEstimate(ResourceVector v) : value(std::move(v)) {}
+  IncomingEstimate(ResourceVector v, TimePoint at) : value(std::move(v)), now(at) {}
   std::unique_ptr<StateData> clone() const override {
-    return std::make_unique<IncomingEstimate>(value);
+    return std::make_unique<IncomingEstimate>(value, now);
   }
   ResourceVector value;
+  TimePoint now;
 };
+
+namespace {
 
 std::int64_t leastUsedScore(std::int64_t used, std::int64_t capacity) {
   if (capacity <= 0 || used > capacity)
@@ -88,19 +91,20 @@ LoadAwareScheduling::LoadAwareScheduling(std::shared_ptr<const LoadAwareScheduli
 }
 
 Status LoadAwareScheduling::preFilter(CycleState& state, const PodInfo& pod) {
-  state.write(
-      kIncomingPodEstimatedStateKey,
-      std::make_unique<IncomingEstimate>(vectorizer_.fromFactors(estimator_.estimatePod(pod))));
+  state.write(kIncomingPodEstimatedStateKey,
+              std::make_unique<IncomingEstimate>(
+                  vectorizer_.fromFactors(estimator_.estimatePod(pod)), now_()));
   // Once per cycle is a fine moment to drop states of nodes that have gone.
   memo_.trim(2 * handle_->snapshot().size() + 16);
   return Status::success();
 }
 
-ResourceVector LoadAwareScheduling::incomingEstimate(const CycleState& state,
-                                                     const PodInfo& pod) const {
+const IncomingEstimate& LoadAwareScheduling::incoming(
+    const CycleState& state, const PodInfo& pod, std::optional<IncomingEstimate>& scratch) const {
   if (const auto* e = state.read<IncomingEstimate>(kIncomingPodEstimatedStateKey))
-    return e->value;
-  return vectorizer_.fromFactors(estimator_.estimatePod(pod));  // PreFilter did not run
+    return *e;
+  // PreFilter did not run (a profile that enables only Filter or Score).
+  return scratch.emplace(vectorizer_.fromFactors(estimator_.estimatePod(pod)), now_());
 }
 
 std::shared_ptr<const NodeUsageState> LoadAwareScheduling::usageState(
@@ -170,8 +174,10 @@ Status LoadAwareScheduling::filter(const CycleState& state, const PodInfo& pod,
   auto metric = nodeMetricOf(node_info);
   if (!metric)
     return Status::success();
+  std::optional<IncomingEstimate> scratch;
+  const IncomingEstimate& in = incoming(state, pod, scratch);
   if (args_->filter_expired_node_metrics &&
-      isNodeMetricExpired(metric.get(), args_->node_metric_expiration_seconds, now_())) {
+      isNodeMetricExpired(metric.get(), args_->node_metric_expiration_seconds, in.now)) {
     if (!args_->enable_schedule_when_node_metrics_expired)
       return Status::unschedulable(std::string(kReasonNodeMetricExpired));
     return Status::success();
@@ -187,7 +193,7 @@ Status LoadAwareScheduling::filter(const CycleState& state, const PodInfo& pod,
       estimatedOfExisting(*usage, vectorizer_, prod_pod,
                           aggregated ? aggregated->duration : std::chrono::nanoseconds(0),
                           aggregated ? std::string_view(aggregated->type) : std::string_view());
-  addTo(estimated, incomingEstimate(state, pod));
+  addTo(estimated, in.value);
   return filterNodeUsage(*thresholds, estimated, allocatable, aggregated != nullptr);
 }
 
@@ -202,7 +208,11 @@ Status LoadAwareScheduling::score(const CycleState& state, const PodInfo& pod,
 
   // A node without a fresh report scores 0 rather than failing the pod.
   auto metric = nodeMetricOf(node_info);
-  if (!metric || isNodeMetricExpired(metric.get(), args_->node_metric_expiration_seconds, now_()) ||
+  if (!metric)
+    return Status::success();
+  std::optional<IncomingEstimate> scratch;
+  const IncomingEstimate& in = incoming(state, pod, scratch);
+  if (isNodeMetricExpired(metric.get(), args_->node_metric_expiration_seconds, in.now) ||
       !metric->node_metric)
     return Status::success();
 
@@ -219,7 +229,7 @@ Status LoadAwareScheduling::score(const CycleState& state, const PodInfo& pod,
   const auto usage = usageState(node.name, metric);
   ResourceVector estimated =
       estimatedOfExisting(*usage, vectorizer_, prod_pod, aggregated_duration, aggregation_type);
-  addTo(estimated, incomingEstimate(state, pod));
+  addTo(estimated, in.value);
   score = loadAwareScore(args_->dominant_resource_weight, score_weights_, estimated, allocatable);
   return Status::success();
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,8 @@ std::int64_t loadAwareScore(std::int64_t dominant_weight, const ResourceVector& 
 kube::Expected<std::shared_ptr<Plugin>> createLoadAwareScheduling(
     std::shared_ptr<const PluginArgs> args, const FrameworkHandle& handle, NowFn now);
 
+class IncomingEstimate;
+
 class LoadAwareScheduling final : public PreFilterPlugin,
                                   public FilterPlugin,
                                   public ScorePlugin,
@@ -77,7 +80,9 @@ class LoadAwareScheduling final : public PreFilterPlugin,
   const ResourceVectorizer& vectorizer() const { return vectorizer_; }
 
  private:
-  ResourceVector incomingEstimate(const CycleState& state, const PodInfo& pod) const;
+  /// PreFilter's IncomingEstimate, or one built into `scratch` when PreFilter did not run.
+  const IncomingEstimate& incoming(const CycleState& state, const PodInfo& pod,
+                                   std::optional<IncomingEstimate>& scratch) const;
   /// The node's existing load as of `metric` (not null) and the pods assigned there now.
   std::shared_ptr<const apis::NodeMetric> nodeMetricOf(const NodeInfo& node_info) const;
   std::shared_ptr<const NodeUsageState> usageState(

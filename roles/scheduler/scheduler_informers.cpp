@@ -2,8 +2,6 @@
 
 #include <boost/json.hpp>
 
-#include <fmt/format.h>
-
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "scheduler.h"
@@ -24,28 +22,22 @@ kube::ReflectorOptions unfinishedPods() {
   return o;
 }
 
-kube::Expected<std::string> stringAt(const json::object& o, std::string_view name,
-                                     std::string_view path) {
-  const json::value* v = o.if_contains(name);
-  if (v == nullptr || v->is_null())
-    return std::string();
-  if (!v->is_string())
-    return kube::makeKubeError(fmt::format("{}.{}: expected string", path, name));
-  return std::string(v->get_string());
-}
-
 }  // namespace
 
 kube::Expected<DisruptionBudget> decodeDisruptionBudget(const json::value& v) {
+  using namespace kube::jsonfields;
   if (!v.is_object())
-    return kube::makeKubeError("expected an object");
+    return typeError("", "object", v);
   const auto& root = v.get_object();
   DisruptionBudget out;
-  if (const auto* meta = root.if_contains("metadata"); meta && meta->is_object()) {
-    auto ns = stringAt(meta->get_object(), "namespace", "metadata");
+  auto meta = objectField(root, "metadata", "");
+  if (!meta)
+    return meta.error();
+  if (*meta != nullptr) {
+    auto ns = stringField(**meta, "namespace", "metadata");
     if (!ns)
       return ns.error();
-    auto name = stringAt(meta->get_object(), "name", "metadata");
+    auto name = stringField(**meta, "name", "metadata");
     if (!name)
       return name.error();
     out.namespace_ = std::move(*ns);
@@ -53,8 +45,11 @@ kube::Expected<DisruptionBudget> decodeDisruptionBudget(const json::value& v) {
   }
   // A nil selector matches no pod (policy/v1beta1); an empty one matches every pod.
   out.selector = kube::Selector::nothing();
-  if (const auto* spec = root.if_contains("spec"); spec && spec->is_object()) {
-    if (const auto* sel = spec->get_object().if_contains("selector"); sel && !sel->is_null()) {
+  auto spec = objectField(root, "spec", "");
+  if (!spec)
+    return spec.error();
+  if (*spec != nullptr) {
+    if (const auto* sel = field(**spec, "selector")) {
       auto decoded = kube::decodeLabelSelector(*sel, "spec.selector");
       if (!decoded)
         return decoded.error();
@@ -64,19 +59,21 @@ kube::Expected<DisruptionBudget> decodeDisruptionBudget(const json::value& v) {
       out.selector = std::move(*selector);
     }
   }
-  if (const auto* status = root.if_contains("status"); status && status->is_object()) {
-    const auto& s = status->get_object();
-    if (const auto* allowed = s.if_contains("disruptionsAllowed"); allowed && !allowed->is_null()) {
+  auto status = objectField(root, "status", "");
+  if (!status)
+    return status.error();
+  if (*status != nullptr) {
+    if (const auto* allowed = field(**status, "disruptionsAllowed")) {
       if (!allowed->is_int64() || allowed->get_int64() < INT32_MIN ||
           allowed->get_int64() > INT32_MAX)
-        return kube::makeKubeError("status.disruptionsAllowed: expected int32");
+        return typeError("status.disruptionsAllowed", "int32", *allowed);
       out.disruptions_allowed = static_cast<std::int32_t>(allowed->get_int64());
     }
-    if (const auto* disrupted = s.if_contains("disruptedPods");
-        disrupted && !disrupted->is_null()) {
-      if (!disrupted->is_object())
-        return kube::makeKubeError("status.disruptedPods: expected object");
-      for (const auto& kv : disrupted->get_object())
+    auto disrupted = objectField(**status, "disruptedPods", "status");
+    if (!disrupted)
+      return disrupted.error();
+    if (*disrupted != nullptr) {
+      for (const auto& kv : **disrupted)
         out.disrupted_pods.emplace_back(kv.key());
     }
   }

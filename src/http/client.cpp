@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <deque>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -120,13 +121,82 @@ boost::system::error_code mapError(const beast::error_code& ec) {
 
 namespace detail {
 
+class Conn;
+
+// The pooled connections to one host under ClientOptions::max_conns_per_host (Go's
+// MaxConnsPerHost): how many are open, in use or idle, and the requests waiting for one. Without
+// the cap a burst of N requests opens N connections, and all but max_idle_per_host of them close
+// again afterwards: each a TLS handshake on both ends, which under load cost more CPU than the
+// requests themselves.
+struct HostSlots {
+  /// Called with a connection handed over, or with null when a slot was freed for the waiter to
+  /// open a connection of its own (the slot already counted for it).
+  using Waiter = std::function<void(std::shared_ptr<Conn>)>;
+
+  std::mutex mu;
+  std::size_t open = 0;
+  std::deque<Waiter> waiters;
+
+  /// A slot for a new connection, or false once the waiter is queued.
+  bool openOrWait(std::size_t cap, Waiter waiter) {
+    std::lock_guard lock(mu);
+    if (open < cap) {
+      ++open;
+      return true;
+    }
+    waiters.push_back(std::move(waiter));
+    return false;
+  }
+
+  /// The oldest waiter, if any, takes `conn` (still open and counted); false when none waits.
+  bool handOver(const std::shared_ptr<Conn>& conn, const net::any_io_executor& ex) {
+    Waiter w;
+    {
+      std::lock_guard lock(mu);
+      if (waiters.empty())
+        return false;
+      w = std::move(waiters.front());
+      waiters.pop_front();
+    }
+    net::post(ex, [w = std::move(w), conn] { w(conn); });
+    return true;
+  }
+
+  /// A connection closed: its slot goes to the oldest waiter, or back to the count.
+  void freed(const net::any_io_executor& ex) {
+    Waiter w;
+    {
+      std::lock_guard lock(mu);
+      if (waiters.empty()) {
+        --open;
+        return;
+      }
+      w = std::move(waiters.front());
+      waiters.pop_front();
+    }
+    net::post(ex, [w = std::move(w)] { w(nullptr); });
+  }
+};
+
 class Conn {
  public:
   using PlainStream = beast::tcp_stream;
   using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-  Conn(net::any_io_executor ex, ssl::context* tls_ctx, std::string pool_key)
-      : executor(ex), key(std::move(pool_key)), stream_(makeStream(ex, tls_ctx)) {}
+  Conn(net::any_io_executor ex, ssl::context* tls_ctx, std::string pool_key,
+       std::shared_ptr<HostSlots> slots = nullptr)
+      : executor(ex),
+        key(std::move(pool_key)),
+        stream_(makeStream(ex, tls_ctx)),
+        slots_(std::move(slots)) {}
+  ~Conn() {
+    if (slots_)
+      slots_->freed(executor);
+  }
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  HostSlots* slots() const { return slots_.get(); }
 
   // Calls f with the concrete stream, so one code path serves http and https.
   template <typename F>
@@ -171,6 +241,7 @@ class Conn {
   }
 
   std::variant<PlainStream, TlsStream> stream_;
+  std::shared_ptr<HostSlots> slots_;  // null for streams and without a cap
 };
 
 struct ClientState : std::enable_shared_from_this<ClientState> {
@@ -199,7 +270,21 @@ struct ClientState : std::enable_shared_from_this<ClientState> {
     return nullptr;
   }
 
+  /// Null without a cap (max_conns_per_host 0).
+  std::shared_ptr<HostSlots> slotsFor(const std::string& key) {
+    if (options.max_conns_per_host == 0)
+      return nullptr;
+    std::lock_guard lock(mu);
+    auto& slots = host_slots[key];
+    if (!slots)
+      slots = std::make_shared<HostSlots>();
+    return slots;
+  }
+
   void release(std::shared_ptr<Conn> conn) {
+    // A request waiting for a connection gets this one before the pool does.
+    if (conn->slots() != nullptr && conn->slots()->handOver(conn, conn->executor))
+      return;
     std::lock_guard lock(mu);
     auto& conns = idle[conn->key];
     if (closed || conns.size() >= options.max_idle_per_host) {
@@ -267,6 +352,7 @@ struct ClientState : std::enable_shared_from_this<ClientState> {
   std::unique_ptr<ssl::context> tls_ctx;
   mutable std::mutex mu;
   std::unordered_map<std::string, std::vector<std::shared_ptr<Conn>>> idle;
+  std::unordered_map<std::string, std::shared_ptr<HostSlots>> host_slots;
   bool closed = false;
   bool sweep_scheduled = false;
   net::steady_timer sweep_timer;  // touched only under mu
@@ -421,20 +507,41 @@ class Op : public std::enable_shared_from_this<Op> {
   void acquire() {
     // A stream holds its connection for minutes and is never reusable afterwards.
     if (stream_)
-      return connectNew();
-    if (auto conn = client_->takeIdle(target_.key)) {
-      conn_ = std::move(conn);
-      reused_ = true;
-      net::post(conn_->executor, beast::bind_front_handler(&Op::write, shared_from_this()));
-      return;
-    }
-    connectNew();
+      return connectNew(nullptr);
+    if (auto conn = client_->takeIdle(target_.key))
+      return useConn(std::move(conn));
+    openOrWait();
   }
 
-  void connectNew() {
+  void useConn(std::shared_ptr<Conn> conn) {
+    conn_ = std::move(conn);
+    reused_ = true;
+    net::post(conn_->executor, beast::bind_front_handler(&Op::write, shared_from_this()));
+  }
+
+  // A new pooled connection when the host is under its cap; otherwise the request waits for one
+  // to be handed over or closed. Its deadline still runs: a request that waited past it fails
+  // with kTimeout on its first write.
+  void openOrWait() {
+    auto slots = client_->slotsFor(target_.key);
+    if (!slots)
+      return connectNew(nullptr);
+    // The waiter sits in `slots` and must not own it back.
+    auto waiter = [self = shared_from_this()](std::shared_ptr<Conn> conn) {
+      if (conn)
+        self->useConn(std::move(conn));
+      else
+        self->connectNew(self->client_->slotsFor(self->target_.key));
+    };
+    if (slots->openOrWait(client_->options.max_conns_per_host, std::move(waiter)))
+      connectNew(std::move(slots));
+  }
+
+  void connectNew(std::shared_ptr<HostSlots> slots) {
     reused_ = false;
     conn_ = std::make_shared<Conn>(net::make_strand(client_->io),
-                                   target_.tls ? client_->tls_ctx.get() : nullptr, target_.key);
+                                   target_.tls ? client_->tls_ctx.get() : nullptr, target_.key,
+                                   std::move(slots));
     if (stream_) {
       std::lock_guard lock(stream_->control->mu);
       stream_->control->close = [weak = std::weak_ptr<Conn>(conn_), ex = conn_->executor] {
@@ -606,8 +713,9 @@ class Op : public std::enable_shared_from_this<Op> {
     KOORD_VLOG(2, "http client: pooled connection to {} was closed ({}); retrying {} {}",
                target_.key, ec.message(), req_.method, target_.target);
     conn_->close();
+    conn_.reset();  // frees its slot first, so that the cap is not exceeded by the retry
     retried_ = true;
-    connectNew();
+    openOrWait();
   }
 
   void complete() {

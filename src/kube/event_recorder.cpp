@@ -295,44 +295,70 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
     int tries = 0;
   };
 
+  // Events about one object always take the same lane and a lane writes one at a time, so a
+  // repeat is never sent before the Event it patches exists; lanes write side by side, so a
+  // scheduler binding a few hundred pods a second is not held to one Event per round trip.
+  struct Lane {
+    explicit Lane(boost::asio::io_context& io) : timer(io) {}
+    std::deque<Event> queue;
+    bool busy = false;  // a chain is running: correlating, writing, or waiting to retry
+    boost::asio::steady_timer timer;
+  };
+  static constexpr std::size_t kLanes = 8;
+
   EventRecorderState(RestClient& c, boost::asio::io_context& io_in, EventSource s, Clock& cl,
                      EventCorrelatorOptions o)
-      : client(c), io(io_in), source(std::move(s)), clock(cl), correlator(cl, o), timer(io_in) {}
+      : client(c), io(io_in), source(std::move(s)), clock(cl), correlator(cl, o) {
+    lanes.reserve(kLanes);
+    for (std::size_t i = 0; i < kLanes; ++i)
+      lanes.push_back(std::make_unique<Lane>(io_in));
+  }
+
+  std::size_t laneOf(const ObjectReference& o) const {
+    const auto& id = o.uid.empty() ? o.name : o.uid;
+    return std::hash<std::string>{}(id) % kLanes;
+  }
 
   void record(Event e) {
+    std::size_t lane_index = laneOf(e.involved_object);
     {
       std::lock_guard lock(mu);
       if (stopped)
         return;
-      if (queue.size() >= EventRecorder::kMaxQueuedEvents) {
+      if (queued >= EventRecorder::kMaxQueuedEvents) {
         ++dropped;
         if (!dropping) {
           dropping = true;
           KOORD_LOG_WARNING(
               "event backlog is full ({} waiting); dropping events until it drains, first {} {} "
               "on {}",
-              queue.size(), toString(e.type), e.reason, objectKey(e.involved_object));
+              queued, toString(e.type), e.reason, objectKey(e.involved_object));
         }
         return;
       }
       dropping = false;
-      queue.push_back(std::move(e));
-      if (busy)
+      Lane& lane = *lanes[lane_index];
+      lane.queue.push_back(std::move(e));
+      ++queued;
+      if (lane.busy)
         return;
-      busy = true;
+      lane.busy = true;
+      ++busy_lanes;
     }
-    boost::asio::post(io, [self = shared_from_this()] { self->next(); });
+    boost::asio::post(io, [self = shared_from_this(), lane_index] { self->next(lane_index); });
   }
 
-  // Takes the next event that passes the correlator and writes it; the chain ends when the
-  // queue is empty and restarts on the next record().
-  void next() {
+  // Takes the lane's next event that passes the correlator and writes it; the chain ends when
+  // the lane is empty and restarts on the next record() for it.
+  void next(std::size_t lane_index) {
     std::shared_ptr<Write> write;
     {
       std::lock_guard lock(mu);
-      while (!stopped && !queue.empty() && !write) {
-        CorrelatedEvent c = correlator.correlate(std::move(queue.front()));
-        queue.pop_front();
+      Lane& lane = *lanes[lane_index];
+      while (!stopped && !lane.queue.empty() && !write) {
+        CorrelatedEvent c = correlator.correlate(std::move(lane.queue.front()));
+        lane.queue.pop_front();
+        --queued;
         if (c.skip) {
           ++filtered;
           if (c.first_skip) {
@@ -349,42 +375,39 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
         write->event = std::move(c.event);
       }
       if (!write) {
-        busy = false;
-        idle.notify_all();
+        endChainLocked(lane);
         return;
       }
     }
-    send(std::move(write));
+    send(lane_index, std::move(write));
   }
 
-  void send(std::shared_ptr<Write> w) {
+  void send(std::size_t lane_index, std::shared_ptr<Write> w) {
     ++w->tries;
     const Event& e = w->event;
+    auto answer = [self = shared_from_this(), lane_index, w](ApiResult<json::value> r) {
+      self->onAnswer(lane_index, w, std::move(r));
+    };
     if (w->create) {
       client.create(ResourceRef{"", "v1", "events", e.namespace_, "", ""}, eventToJson(e),
-                    [self = shared_from_this(), w](ApiResult<json::value> r) {
-                      self->onAnswer(w, std::move(r));
-                    });
+                    std::move(answer));
       return;
     }
     client.patch(ResourceRef{"", "v1", "events", e.namespace_, e.name, ""},
-                 PatchType::kStrategicMergePatch, eventRepeatPatch(e),
-                 [self = shared_from_this(), w](ApiResult<json::value> r) {
-                   self->onAnswer(w, std::move(r));
-                 });
+                 PatchType::kStrategicMergePatch, eventRepeatPatch(e), std::move(answer));
   }
 
-  void onAnswer(const std::shared_ptr<Write>& w, ApiResult<json::value> r) {
-    if (endIfStopped())
+  void onAnswer(std::size_t lane_index, const std::shared_ptr<Write>& w, ApiResult<json::value> r) {
+    if (endIfStopped(lane_index))
       return;
     if (r)
-      return next();
+      return next(lane_index);
     const ApiError& err = r.error();
     if (!w->create && (err.code == 404 || isNotFound(err))) {
       // The Event expired (or was deleted) since it was first written: write it anew.
       w->create = true;
       w->tries = 0;
-      return send(w);
+      return send(lane_index, w);
     }
     const Event& e = w->event;
     if (err.code != 0) {
@@ -396,52 +419,61 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
                           toString(e.type), e.reason, objectKey(e.involved_object), e.namespace_,
                           e.name, err.code, err.reason, err.message);
       }
-      return next();
+      return next(lane_index);
     }
     if (w->tries >= kMaxTries) {
       KOORD_LOG_WARNING("event {} {} on {}: giving up after {} tries: {}", toString(e.type),
                         e.reason, objectKey(e.involved_object), w->tries, err.message);
-      return next();
+      return next(lane_index);
     }
     KOORD_VLOG(2, "event {} on {}: {}; retrying", e.reason, objectKey(e.involved_object),
                err.message);
     std::lock_guard lock(mu);
+    Lane& lane = *lanes[lane_index];
     if (stopped) {
-      busy = false;
-      idle.notify_all();
+      endChainLocked(lane);
       return;
     }
     auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kRetryWait);
     if (w->tries == 1)
       wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           wait * std::uniform_real_distribution<double>(0.0, 1.0)(rng));
-    timer.expires_after(wait);
-    timer.async_wait([self = shared_from_this(), w](boost::system::error_code ec) {
-      if (self->endIfStopped())
+    lane.timer.expires_after(wait);
+    lane.timer.async_wait([self = shared_from_this(), lane_index, w](boost::system::error_code ec) {
+      if (self->endIfStopped(lane_index))
         return;
       if (ec) {
         KOORD_LOG_WARNING("event {} on {}: retry timer failed: {}; dropping it", w->event.reason,
                           objectKey(w->event.involved_object), ec.message());
-        return self->next();
+        return self->next(lane_index);
       }
-      self->send(w);
+      self->send(lane_index, w);
     });
   }
 
-  bool endIfStopped() {
+  void endChainLocked(Lane& lane) {
+    lane.busy = false;
+    --busy_lanes;
+    if (busy_lanes == 0)
+      idle.notify_all();
+  }
+
+  bool endIfStopped(std::size_t lane_index) {
     std::lock_guard lock(mu);
     if (!stopped)
       return false;
-    busy = false;
-    idle.notify_all();
+    endChainLocked(*lanes[lane_index]);
     return true;
   }
 
   void stop() {
     std::lock_guard lock(mu);
     stopped = true;
-    queue.clear();
-    timer.cancel();
+    for (auto& lane : lanes) {
+      lane->queue.clear();
+      lane->timer.cancel();
+    }
+    queued = 0;
     idle.notify_all();
   }
 
@@ -452,12 +484,12 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
 
   mutable std::mutex mu;
   std::condition_variable idle;
-  std::deque<Event> queue;                      // under mu
+  std::vector<std::unique_ptr<Lane>> lanes;     // each lane's fields under mu
+  std::size_t queued = 0;                       // under mu: events waiting in all lanes
+  std::size_t busy_lanes = 0;                   // under mu
   EventCorrelator correlator;                   // under mu
-  boost::asio::steady_timer timer;              // under mu
   std::mt19937_64 rng{std::random_device{}()};  // under mu
-  bool busy = false;      // a chain is running: correlating, writing, or waiting to retry
-  bool stopped = false;   // under mu
+  bool stopped = false;                         // under mu
   bool dropping = false;  // under mu: the backlog overflowed and has not taken an event since
   std::uint64_t dropped = 0;
   std::uint64_t filtered = 0;
@@ -483,7 +515,7 @@ void EventRecorder::record(const ObjectReference& object, EventType type, std::s
 bool EventRecorder::flush(std::chrono::milliseconds timeout) {
   std::unique_lock lock(state_->mu);
   return state_->idle.wait_for(lock, timeout, [this] {
-    return state_->stopped || (state_->queue.empty() && !state_->busy);
+    return state_->stopped || (state_->queued == 0 && state_->busy_lanes == 0);
   });
 }
 

@@ -166,6 +166,8 @@ ApiResult<json::value> toResult(const std::string& what, const http::Response& r
   return e;
 }
 
+constexpr std::size_t kMaxConnsPerHost = 64;
+
 http::ClientOptions clientOptions(const RestConfig& c) {
   http::ClientOptions o;
   o.ca_file = c.ca_file;
@@ -176,6 +178,11 @@ http::ClientOptions clientOptions(const RestConfig& c) {
   o.client_key_pem = c.client_key_pem;
   o.insecure_skip_verify = c.insecure_skip_verify;
   o.server_name = c.tls_server_name;
+  // client-go multiplexes every request over one HTTP/2 connection; over HTTP/1.1 a burst of
+  // binds or status writes would open a connection (and a TLS handshake on both ends) per request
+  // in flight. A fixed set, kept idle between bursts, costs a few handshakes in all.
+  o.max_conns_per_host = kMaxConnsPerHost;
+  o.max_idle_per_host = kMaxConnsPerHost;
   if (c.timeout.count() > 0)
     o.request_timeout = c.timeout;
   if (!c.user_agent.empty())

@@ -46,6 +46,12 @@ std::string_view toString(WatchEventType t) {
   return "UNKNOWN";
 }
 
+WatchDecoder::WatchDecoder(std::size_t max_event_bytes)
+    : max_(max_event_bytes), parser_(std::make_unique<json::parser>()) {}
+WatchDecoder::~WatchDecoder() = default;
+WatchDecoder::WatchDecoder(WatchDecoder&&) noexcept = default;
+WatchDecoder& WatchDecoder::operator=(WatchDecoder&&) noexcept = default;
+
 bool WatchDecoder::feed(std::string_view chunk, const std::function<void(WatchEvent)>& sink,
                         std::string& error) {
   while (!chunk.empty()) {
@@ -78,15 +84,22 @@ bool WatchDecoder::decodeLine(std::string_view line, const std::function<void(Wa
                               std::string& error) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos)
     return true;  // blank keep-alive lines carry nothing
+  // One arena per event: a pod's DOM is a few hundred nodes that a projection reads once and
+  // drops, and an arena is one allocation instead of one per node. It is reference counted, so
+  // a handler that keeps a copy of the object keeps the arena too.
   boost::system::error_code ec;
-  json::value v = json::parse(line, ec);
+  parser_->reset(json::make_shared_resource<json::monotonic_resource>(line.size() * 2));
+  parser_->write(line.data(), line.size(), ec);
+  json::value v;
+  if (!ec)
+    v = parser_->release();
   if (ec || !v.is_object()) {
     error = fmt::format("watch event is not a JSON object: {}", ec ? ec.message() : "wrong type");
     return false;
   }
   auto& o = v.get_object();
   const auto* type = o.if_contains("type");
-  const auto* object = o.if_contains("object");
+  auto* object = o.if_contains("object");
   std::optional<WatchEventType> t;
   if (type != nullptr && type->is_string())
     t = parseWatchEventType(type->get_string());
@@ -94,7 +107,8 @@ bool WatchDecoder::decodeLine(std::string_view line, const std::function<void(Wa
     error = fmt::format("watch event has no known type or no object: {}", line.substr(0, 200));
     return false;
   }
-  sink(WatchEvent{*t, *object});
+  // Moved, not copied: the event owns the arena's object from here.
+  sink(WatchEvent{*t, std::move(*object)});
   return true;
 }
 

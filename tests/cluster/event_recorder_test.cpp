@@ -1,12 +1,14 @@
 // koord::kube::EventRecorder against the real apiserver that cluster.sh starts: repeats counted on
 // one Event, a new message a new Event, an Event deleted under the recorder written again; and
 // against a port where nothing listens: transport retries and the bounded backlog.
+#include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,6 +131,46 @@ TEST_CASE("events on a ConfigMap: repeats counted, new messages apart, deleted o
 
   CHECK(recorder.droppedCount() == 0);
   CHECK(recorder.filteredCount() == 0);
+}
+
+TEST_CASE("events about many objects are all written and each object's repeats still count",
+          "[cluster]") {
+  Api api(tokenConfig());
+  TestNamespace ns(*api, "koord-events-many");
+  const std::string component = "koord-event-many";
+  EventRecorder recorder(*api, api.io, EventSource{component, "test-host"});
+  // More objects than the recorder writes side by side, three repeats each, interleaved: every
+  // object must end with one Event counting 3 (a repeat overtaking its create would leave a
+  // second Event or a lower count).
+  constexpr int kObjects = 40;
+  auto refOf = [&](int i) {
+    return ObjectReference{
+        "Pod", "v1", ns.name(), fmt::format("pod-{}", i), fmt::format("uid-{}", i), "", ""};
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kObjects; ++i)
+      recorder.record(refOf(i), EventType::kNormal, "Scheduled", "assigned somewhere");
+  }
+  REQUIRE(recorder.flush(60s));
+  ListOptions options;
+  options.field_selector = "source=" + component;
+  auto list =
+      ok(api->listSync(ResourceRef{"", "v1", "events", ns.name(), "", ""}, options), "list");
+  std::map<std::string, std::int64_t> counts;
+  int written = 0;
+  for (const auto& item : list.at("items").as_array()) {
+    if (str(item, {"source", "component"}) != component)
+      continue;
+    ++written;
+    counts[str(item, {"involvedObject", "name"})] = countOf(item);
+  }
+  CHECK(written == kObjects);
+  REQUIRE(counts.size() == static_cast<std::size_t>(kObjects));
+  for (const auto& [name, count] : counts) {
+    INFO(name);
+    CHECK(count == 3);
+  }
+  CHECK(recorder.droppedCount() == 0);
 }
 
 TEST_CASE("an event on a cluster-scoped object goes to the default namespace", "[cluster]") {

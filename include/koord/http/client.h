@@ -50,6 +50,9 @@ struct ClientOptions {
   /// Overrides the name sent as SNI and checked against the server's certificate.
   std::string server_name;
   std::size_t max_idle_per_host = 8;
+  /// Connections (in use or idle, streams not counted) to one host at most; requests beyond it
+  /// wait for one to come free. 0: no cap.
+  std::size_t max_conns_per_host = 0;
   std::chrono::milliseconds connect_timeout{10000};  // resolve + connect + TLS handshake
   std::chrono::milliseconds request_timeout{30000};  // whole request, connect included
   std::chrono::milliseconds idle_timeout{90000};     // pooled connections older than this close

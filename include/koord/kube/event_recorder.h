@@ -95,7 +95,7 @@ struct CorrelatedEvent {
 };
 
 /// The recorder's decisions without any I/O, so they can be tested against a FakeClock. Not
-/// thread-safe (the recorder calls it from one chain of work at a time).
+/// thread-safe (the recorder calls it under its lock).
 /// - Repeats (same source, object, type, reason and message) become one Event with a count.
 /// - From the max_similar_events-th distinct message within the window on the same source,
 ///   object, type and reason, they are one Event with the message
@@ -122,12 +122,12 @@ struct EventRecorderState;
 }
 
 /// Records Events for one source. record() only queues (at most kMaxQueuedEvents waiting, then
-/// events are dropped, counted and logged once per burst); a single chain of work on the
-/// io_context correlates and writes them one at a time through the RestClient, so a repeat is
-/// never sent before the Event it patches exists. Transport failures are retried up to 12 times
-/// 10 s apart; an error the server answered is logged once with the object's key and the event
-/// given up, as client-go does. The RestClient and the io_context must outlive the recorder;
-/// events not yet written when the recorder is destroyed are dropped.
+/// events are dropped, counted and logged once per burst); chains of work on the io_context
+/// correlate and write them through the RestClient, several at once but one at a time per
+/// involved object, so a repeat is never sent before the Event it patches exists. Transport
+/// failures are retried up to 12 times 10 s apart; an error the server answered is logged once with
+/// the object's key and the event given up, as client-go does. The RestClient and the io_context
+/// must outlive the recorder; events not yet written when the recorder is destroyed are dropped.
 class EventRecorder {
  public:
   static constexpr std::size_t kMaxQueuedEvents = 1000;

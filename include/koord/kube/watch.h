@@ -4,6 +4,10 @@
 
 #include <boost/json/value.hpp>
 
+namespace boost::json {
+class parser;
+}
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -40,7 +44,10 @@ struct WatchEvent {
 class WatchDecoder {
  public:
   /// An event larger than this is refused: it would otherwise grow the buffer without bound.
-  explicit WatchDecoder(std::size_t max_event_bytes = 16u << 20) : max_(max_event_bytes) {}
+  explicit WatchDecoder(std::size_t max_event_bytes = 16u << 20);
+  ~WatchDecoder();
+  WatchDecoder(WatchDecoder&&) noexcept;
+  WatchDecoder& operator=(WatchDecoder&&) noexcept;
 
   /// Calls `sink` for each complete event in order. Answers false with `error` set on an
   /// oversized or malformed event; the decoder is then unusable (the stream must be dropped).
@@ -55,6 +62,8 @@ class WatchDecoder {
 
   std::size_t max_;
   std::string buf_;
+  // Kept between events: its scratch stack is allocated once, not per event.
+  std::unique_ptr<boost::json::parser> parser_;
 };
 
 /// client-go's watch backoff: 0.8 s doubling to a 30 s cap, each delay stretched by up to 20%

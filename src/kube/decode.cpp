@@ -174,6 +174,26 @@ Expected<Labels> decodeStringMap(const json::value& v, std::string_view path) {
   return out;
 }
 
+Expected<Labels> decodeStringMapEntries(const json::value& v,
+                                        std::span<const std::string_view> keys,
+                                        std::string_view path) {
+  Labels out;
+  if (v.is_null())
+    return out;
+  const json::object* o = asObject(v);
+  if (o == nullptr)
+    return typeError(path, "object", v);
+  for (std::string_view key : keys) {
+    auto it = o->find(key);
+    if (it == o->end() || it->value().is_null())
+      continue;
+    if (!it->value().is_string())
+      return typeError(fmt::format("{}[{}]", path, key), "string", it->value());
+    out.emplace(std::string(key), std::string(it->value().get_string()));
+  }
+  return out;
+}
+
 Expected<Quantity> decodeQuantity(const json::value& v, std::string_view path) {
   std::string text;
   switch (v.kind()) {

@@ -4,6 +4,7 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,12 @@ namespace koord::kube {
 /// A string -> string map: metadata.labels, metadata.annotations, spec.nodeSelector.
 Expected<Labels> decodeStringMap(const boost::json::value& v,
                                  std::string_view path = "metadata.labels");
+/// Only the entries of a string -> string map whose keys are in `keys`, the others left unread:
+/// a projection that needs two annotations does not copy the kilobytes of
+/// last-applied-configuration beside them. Errors as decodeStringMap's, for those entries.
+Expected<Labels> decodeStringMapEntries(const boost::json::value& v,
+                                        std::span<const std::string_view> keys,
+                                        std::string_view path = "metadata.annotations");
 /// A string or a JSON number, parsed as Quantity.
 Expected<Quantity> decodeQuantity(const boost::json::value& v, std::string_view path);
 /// resources.requests, resources.limits, status.capacity, status.allocatable.

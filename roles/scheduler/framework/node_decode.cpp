@@ -31,21 +31,10 @@ constexpr std::array<std::string_view, 2> kKeptNodeAnnotations = {
 };
 
 Expected<kube::Labels> keptAnnotations(const json::object& meta) {
-  kube::Labels out;
   const json::value* v = field(meta, "annotations");
   if (v == nullptr)
-    return out;
-  if (!v->is_object())
-    return typeError("metadata.annotations", "object", *v);
-  for (std::string_view key : kKeptNodeAnnotations) {
-    const json::value* a = field(v->get_object(), key);
-    if (a == nullptr)
-      continue;
-    if (!a->is_string())
-      return typeError(fmt::format("metadata.annotations[{}]", key), "string", *a);
-    out.emplace(std::string(key), std::string(a->get_string()));
-  }
-  return out;
+    return kube::Labels{};
+  return kube::decodeStringMapEntries(*v, kKeptNodeAnnotations, "metadata.annotations");
 }
 
 // status.capacity / status.allocatable: names must be qualified names and amounts

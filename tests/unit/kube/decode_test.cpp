@@ -167,6 +167,20 @@ TEST_CASE("label selectors and label maps decode", "[kube][decode]") {
              Catch::Contains("spec.nodeSelector: expected object, got array"));
 }
 
+TEST_CASE("only the wanted entries of a string map are decoded and checked", "[kube][decode]") {
+  constexpr std::string_view kWanted[] = {"a", "c"};
+  auto kept = decodeStringMapEntries(parse(R"({"a": "1", "b": 2, "c": "", "d": "4"})"), kWanted);
+  REQUIRE(kept.has_value());
+  // "b" is not a string, but it is not wanted either: it is never read.
+  CHECK(*kept == Labels{{"a", "1"}, {"c", ""}});
+  CHECK(decodeStringMapEntries(parse(R"({"a": null})"), kWanted)->empty());
+  CHECK(decodeStringMapEntries(parse("null"), kWanted)->empty());
+  CHECK_THAT(errorOf(decodeStringMapEntries(parse(R"({"c": true})"), kWanted)),
+             Catch::Contains("metadata.annotations[c]: expected string, got boolean"));
+  CHECK_THAT(errorOf(decodeStringMapEntries(parse("[]"), kWanted, "metadata.labels")),
+             Catch::Contains("metadata.labels: expected object, got array"));
+}
+
 TEST_CASE("quantities and resource lists decode from strings and numbers", "[kube][decode]") {
   auto rl = decodeResourceList(
       parse(

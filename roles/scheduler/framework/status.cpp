@@ -2,12 +2,9 @@
 
 namespace koord::roles::scheduler {
 
-const std::vector<std::string> Status::kNoReasons;
-const std::string Status::kNoPlugin;
-
 std::string Status::message() const {
   std::string out;
-  for (const auto& r : reasons()) {
+  for (const auto& r : reasons_) {
     if (!out.empty())
       out += ", ";
     out += r;

@@ -7,7 +7,7 @@
 namespace koord::roles::scheduler {
 
 /// Adds "LoadAwareScheduling": its args decoder (Koordinator's defaults, strict fields) and a
-/// factory reading the real clock (its coarse reading, a few milliseconds grained).
+/// factory reading the real clock.
 void registerLoadAwareScheduling(PluginRegistry& registry);
 
 }  // namespace koord::roles::scheduler

@@ -34,7 +34,6 @@ class NodeResourcesLeastAllocated final : public ScorePlugin {
 
  private:
   std::shared_ptr<const NodeResourcesLeastAllocatedArgs> args_;
-  std::vector<ResolvedResource> resources_;  // args_->resources, resolved once
 };
 
 }  // namespace koord::roles::scheduler::upstream

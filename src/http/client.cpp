@@ -150,31 +150,31 @@ struct HostSlots {
 
   /// The oldest waiter, if any, takes `conn` (still open and counted); false when none waits.
   bool handOver(const std::shared_ptr<Conn>& conn, const net::any_io_executor& ex) {
-    Waiter w;
-    {
-      std::lock_guard lock(mu);
-      if (waiters.empty())
-        return false;
-      w = std::move(waiters.front());
-      waiters.pop_front();
-    }
+    Waiter w = takeWaiter(false);
+    if (!w)
+      return false;
     net::post(ex, [w = std::move(w), conn] { w(conn); });
     return true;
   }
 
   /// A connection closed: its slot goes to the oldest waiter, or back to the count.
   void freed(const net::any_io_executor& ex) {
-    Waiter w;
-    {
-      std::lock_guard lock(mu);
-      if (waiters.empty()) {
+    if (Waiter w = takeWaiter(true))
+      net::post(ex, [w = std::move(w)] { w(nullptr); });
+  }
+
+ private:
+  // The oldest waiter, or empty when none waits (then, with `release_slot`, one slot fewer open).
+  Waiter takeWaiter(bool release_slot) {
+    std::lock_guard lock(mu);
+    if (waiters.empty()) {
+      if (release_slot)
         --open;
-        return;
-      }
-      w = std::move(waiters.front());
-      waiters.pop_front();
+      return {};
     }
-    net::post(ex, [w = std::move(w)] { w(nullptr); });
+    Waiter w = std::move(waiters.front());
+    waiters.pop_front();
+    return w;
   }
 };
 

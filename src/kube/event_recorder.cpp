@@ -325,25 +325,23 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
       std::lock_guard lock(mu);
       if (stopped)
         return;
-      if (queued >= EventRecorder::kMaxQueuedEvents) {
+      if (queuedLocked() >= EventRecorder::kMaxQueuedEvents) {
         ++dropped;
         if (!dropping) {
           dropping = true;
           KOORD_LOG_WARNING(
               "event backlog is full ({} waiting); dropping events until it drains, first {} {} "
               "on {}",
-              queued, toString(e.type), e.reason, objectKey(e.involved_object));
+              queuedLocked(), toString(e.type), e.reason, objectKey(e.involved_object));
         }
         return;
       }
       dropping = false;
       Lane& lane = *lanes[lane_index];
       lane.queue.push_back(std::move(e));
-      ++queued;
       if (lane.busy)
         return;
       lane.busy = true;
-      ++busy_lanes;
     }
     boost::asio::post(io, [self = shared_from_this(), lane_index] { self->next(lane_index); });
   }
@@ -358,7 +356,6 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
       while (!stopped && !lane.queue.empty() && !write) {
         CorrelatedEvent c = correlator.correlate(std::move(lane.queue.front()));
         lane.queue.pop_front();
-        --queued;
         if (c.skip) {
           ++filtered;
           if (c.first_skip) {
@@ -453,9 +450,21 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
 
   void endChainLocked(Lane& lane) {
     lane.busy = false;
-    --busy_lanes;
-    if (busy_lanes == 0)
+    if (idleLocked())
       idle.notify_all();
+  }
+
+  std::size_t queuedLocked() const {
+    std::size_t n = 0;
+    for (const auto& lane : lanes)
+      n += lane->queue.size();
+    return n;
+  }
+
+  // No event waiting and no chain running.
+  bool idleLocked() const {
+    return std::all_of(lanes.begin(), lanes.end(),
+                       [](const auto& lane) { return lane->queue.empty() && !lane->busy; });
   }
 
   bool endIfStopped(std::size_t lane_index) {
@@ -473,7 +482,6 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
       lane->queue.clear();
       lane->timer.cancel();
     }
-    queued = 0;
     idle.notify_all();
   }
 
@@ -485,8 +493,6 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
   mutable std::mutex mu;
   std::condition_variable idle;
   std::vector<std::unique_ptr<Lane>> lanes;     // each lane's fields under mu
-  std::size_t queued = 0;                       // under mu: events waiting in all lanes
-  std::size_t busy_lanes = 0;                   // under mu
   EventCorrelator correlator;                   // under mu
   std::mt19937_64 rng{std::random_device{}()};  // under mu
   bool stopped = false;                         // under mu
@@ -514,9 +520,8 @@ void EventRecorder::record(const ObjectReference& object, EventType type, std::s
 
 bool EventRecorder::flush(std::chrono::milliseconds timeout) {
   std::unique_lock lock(state_->mu);
-  return state_->idle.wait_for(lock, timeout, [this] {
-    return state_->stopped || (state_->queued == 0 && state_->busy_lanes == 0);
-  });
+  return state_->idle.wait_for(lock, timeout,
+                               [this] { return state_->stopped || state_->idleLocked(); });
 }
 
 std::uint64_t EventRecorder::droppedCount() const {

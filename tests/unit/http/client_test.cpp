@@ -113,6 +113,19 @@ class FakeServer {
   std::thread thread_;
 };
 
+// Sends `request` n times at once; each future says whether that one got a 200.
+std::vector<std::future<bool>> sendAll(Client& client, const ClientRequest& request, int n) {
+  std::vector<std::future<bool>> results;
+  for (int i = 0; i < n; ++i) {
+    auto promise = std::make_shared<std::promise<bool>>();
+    results.push_back(promise->get_future());
+    client.send(request, [promise](koord::Result<Response> r) {
+      promise->set_value(r && r->status == 200);
+    });
+  }
+  return results;
+}
+
 }  // namespace
 
 TEST_CASE("client: concurrent requests from several threads all succeed") {
@@ -160,15 +173,7 @@ TEST_CASE("client: the pool keeps at most max_idle_per_host connections") {
   ClientOptions copts;
   copts.max_idle_per_host = 1;
   Client client(loop.io, copts);
-  std::vector<std::future<bool>> results;
-  for (int i = 0; i < 4; ++i) {
-    auto promise = std::make_shared<std::promise<bool>>();
-    results.push_back(promise->get_future());
-    client.send(get(server.port(), "/slow"), [promise](koord::Result<Response> r) {
-      promise->set_value(r && r->status == 200);
-    });
-  }
-  for (auto& f : results)
+  for (auto& f : sendAll(client, get(server.port(), "/slow"), 4))
     CHECK(f.get());
   CHECK(client.connectionsOpened() == 4);
   CHECK(client.idleConnections() == 1);
@@ -195,16 +200,7 @@ TEST_CASE("client: max_conns_per_host caps the connections and queues the rest")
   copts.max_conns_per_host = 2;
   copts.max_idle_per_host = 2;
   Client client(loop.io, copts);
-  constexpr int kRequests = 10;
-  std::vector<std::future<bool>> results;
-  for (int i = 0; i < kRequests; ++i) {
-    auto promise = std::make_shared<std::promise<bool>>();
-    results.push_back(promise->get_future());
-    client.send(get(server.port(), "/slow"), [promise](koord::Result<Response> r) {
-      promise->set_value(r && r->status == 200);
-    });
-  }
-  for (auto& f : results)
+  for (auto& f : sendAll(client, get(server.port(), "/slow"), 10))
     CHECK(f.get());
   // Every request went over one of the two connections, handed from one request to the next.
   CHECK(client.connectionsOpened() == 2);

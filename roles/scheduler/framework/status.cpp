@@ -2,9 +2,12 @@
 
 namespace koord::roles::scheduler {
 
+const std::vector<std::string> Status::kNoReasons;
+const std::string Status::kNoPlugin;
+
 std::string Status::message() const {
   std::string out;
-  for (const auto& r : reasons_) {
+  for (const auto& r : reasons()) {
     if (!out.empty())
       out += ", ";
     out += r;

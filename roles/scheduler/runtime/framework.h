@@ -53,12 +53,16 @@ class Framework final : public FrameworkHandle {
   Status runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                const PodInfo& pod_to_remove, const NodeInfo& node) const override;
 
-  /// The first non-success status, with the failing plugin's name.
+  /// The first non-success status, with the failing plugin's name. Plugins answering Skip are
+  /// not failures: they go into state.skip_filter_plugins (their Filter and AddPod/RemovePod
+  /// are then left out for the cycle, as kube-scheduler 1.27+ does).
   Status runPreFilterPlugins(CycleState& state, const PodInfo& pod);
   /// Every node's filter verdict in parallel, stopping once `wanted` nodes have passed: the
-  /// nodes that passed (in snapshot order from `start`), and for each node that failed its
-  /// status. A kError status anywhere ends the pass with that error. `processed` is how many
-  /// nodes were looked at (for the next cycle's start index).
+  /// nodes that passed (in snapshot order from `start`), and for each node that failed before
+  /// the wanted-th fit its status. A kError status anywhere ends the pass with that error.
+  /// `processed` is how many nodes from `start` up to the wanted-th fit were looked at (the
+  /// next cycle's start index). Reuses the framework's scratch: calls from one thread at a
+  /// time (the scheduling thread).
   struct FilterOutcome {
     std::vector<const NodeInfo*> feasible;
     NodeStatusMap failed;
@@ -69,10 +73,13 @@ class Framework final : public FrameworkHandle {
                                          std::size_t start, std::size_t wanted);
   Status runPostFilterPlugins(CycleState& state, const PodInfo& pod, const NodeStatusMap& failed,
                               PostFilterResult& result);
+  /// A plugin answering Skip goes into state.skip_score_plugins; any other non-success is an
+  /// error.
   Status runPreScorePlugins(CycleState& state, const PodInfo& pod,
                             const std::vector<const NodeInfo*>& nodes);
-  /// Each node's weighted sum over Score plugins (scores normalised to [0, 100] first). With
-  /// no Score plugin every node scores 1, as upstream.
+  /// Each node's weighted sum over Score plugins (scores normalised to [0, 100] first), those
+  /// whose PreScore answered Skip left out. With no Score plugin configured every node scores
+  /// 1, as upstream. Reuses the framework's scratch, as findNodesThatPassFilters.
   kube::Expected<std::vector<NodeScore>> runScorePlugins(const CycleState& state,
                                                          const PodInfo& pod,
                                                          const std::vector<const NodeInfo*>& nodes);
@@ -109,13 +116,21 @@ class Framework final : public FrameworkHandle {
   /// Every built plugin by name; the per-point lists point into these.
   std::vector<std::shared_ptr<Plugin>> owned_;
   QueueSortPlugin* queue_sort_ = nullptr;
-  std::vector<PreFilterPlugin*> pre_filters_;
-  std::vector<FilterPlugin*> filters_;
+  /// A plugin at a point, with its bit in the CycleState's skip sets (its index in owned_).
+  template <typename T>
+  struct Indexed {
+    T* plugin;
+    PluginBits bit;
+  };
+  std::vector<Indexed<PreFilterPlugin>> pre_filters_;
+  std::vector<Indexed<FilterPlugin>> filters_;
   std::vector<PostFilterPlugin*> post_filters_;
-  std::vector<PreScorePlugin*> pre_scores_;
+  std::vector<Indexed<PreScorePlugin>> pre_scores_;
   struct WeightedScore {
     ScorePlugin* plugin;
     std::int64_t weight;
+    PluginBits bit;
+    bool normalizes;  // hasNormalizeScore(), asked once
   };
   std::vector<WeightedScore> scores_;
   std::vector<ReservePlugin*> reserves_;
@@ -123,6 +138,15 @@ class Framework final : public FrameworkHandle {
   std::vector<PreBindPlugin*> pre_binds_;
   std::vector<BindPlugin*> binds_;
   std::vector<PostBindPlugin*> post_binds_;
+
+  // Scratch kept across cycles so that a cycle allocates nothing in proportion to the cluster.
+  /// Per snapshot index: 0 not looked at, else the filter verdict. All 0 between passes; a pass
+  /// clears only the prefix it reached.
+  std::vector<std::uint8_t> verdicts_;
+  /// The Score plugins not skipped this cycle, and a column of per-node scores for each of
+  /// them with NormalizeScore (the others are summed as they come).
+  std::vector<WeightedScore> active_scores_;
+  std::vector<std::vector<NodeScore>> score_columns_;
 };
 
 }  // namespace koord::roles::scheduler

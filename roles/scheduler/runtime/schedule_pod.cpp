@@ -79,22 +79,26 @@ ScheduleOutcome PodScheduler::schedule(CycleState& state, const PodInfo& pod,
   auto scores = framework_.runScorePlugins(state, pod, outcome.feasible);
   if (!scores)
     return Status::error(scores.error().message);
-  // The highest total; ties broken uniformly at random (reservoir sampling), as upstream.
+  // The highest total; ties broken uniformly at random, as upstream. Upstream samples a
+  // reservoir (a random draw per tie); counting the ties first and drawing once picks with the
+  // same odds, and many nodes tie (empty nodes score alike).
   std::int64_t best = -1;
   std::uint64_t ties = 0;
-  std::string_view chosen;
   for (const auto& s : *scores) {
     if (s.score > best) {
       best = s.score;
       ties = 1;
-      chosen = s.name;
     } else if (s.score == best) {
       ++ties;
-      if (std::uniform_int_distribution<std::uint64_t>(0, ties - 1)(rng_) == 0)
-        chosen = s.name;
     }
   }
-  result.node = std::string(chosen);
+  std::uint64_t pick = std::uniform_int_distribution<std::uint64_t>(0, ties - 1)(rng_);
+  for (const auto& s : *scores) {
+    if (s.score == best && pick-- == 0) {
+      result.node = std::string(s.name);
+      break;
+    }
+  }
   return result;
 }
 

@@ -25,6 +25,27 @@ std::string_view resourceToRead(PriorityClass priority, std::string_view resourc
   return apis::extendedResourceFor(priority, resource);
 }
 
+// What a pod asking for none of `resource` is assumed to use.
+std::int64_t defaultEstimate(std::string_view resource) {
+  if (resource == kResourceCPU || resource == apis::kBatchCPU)
+    return kDefaultEstimatedMilliCPU;
+  if (resource == kResourceMemory || resource == apis::kBatchMemory)
+    return kDefaultEstimatedMemory;
+  return 0;
+}
+
+std::int64_t scaledEstimate(std::int64_t limit, std::int64_t request, std::int64_t factor,
+                            std::int64_t if_none) {
+  const std::int64_t quantity = std::max(limit, request);
+  if (quantity == 0)
+    return if_none;
+  auto estimated = static_cast<std::int64_t>(
+      std::round(static_cast<double>(quantity) * static_cast<double>(factor) / 100.0));
+  if (limit > 0 && estimated > limit)
+    estimated = limit;
+  return estimated;
+}
+
 }  // namespace
 
 apis::PriorityClass podPriorityWithDefault(const PodInfo& pod) {
@@ -80,20 +101,8 @@ std::int64_t estimateResource(const Resource& requests, const Resource& limits,
                               std::string_view resource, std::int64_t factor) {
   if (resource.empty())
     return 0;
-  const std::int64_t limit = limits.get(resource);
-  const std::int64_t quantity = std::max(limit, requests.get(resource));
-  if (quantity == 0) {
-    if (resource == kResourceCPU || resource == apis::kBatchCPU)
-      return kDefaultEstimatedMilliCPU;
-    if (resource == kResourceMemory || resource == apis::kBatchMemory)
-      return kDefaultEstimatedMemory;
-    return 0;
-  }
-  auto estimated = static_cast<std::int64_t>(
-      std::round(static_cast<double>(quantity) * static_cast<double>(factor) / 100.0));
-  if (limit > 0 && estimated > limit)
-    estimated = limit;
-  return estimated;
+  return scaledEstimate(limits.get(resource), requests.get(resource), factor,
+                        defaultEstimate(resource));
 }
 
 Estimator::Estimator(const LoadAwareSchedulingArgs& args)
@@ -114,6 +123,79 @@ ResourceFactors Estimator::estimatePod(const PodInfo& pod) const {
   for (const auto& [name, factor] : *factors)
     out[name] = estimateResource(pod.requests, pod.limits, resourceToRead(priority, name), factor);
   return out;
+}
+
+static_assert(static_cast<std::size_t>(PriorityClass::kFree) == 4,
+              "VectorEstimator's reads hold one entry per priority class");
+
+VectorEstimator::Read VectorEstimator::Read::of(std::string_view resource) {
+  Read r;
+  if (resource.empty())
+    r.field = Field::kNone;
+  else if (resource == kResourceCPU)
+    r.field = Field::kCPU;
+  else if (resource == kResourceMemory)
+    r.field = Field::kMemory;
+  else if (resource == kResourceEphemeralStorage)
+    r.field = Field::kEphemeralStorage;
+  else if (resource == kResourcePods)
+    r.field = Field::kPods;
+  else
+    r.scalar = std::string(resource);
+  r.if_none = resource.empty() ? 0 : defaultEstimate(resource);
+  return r;
+}
+
+// Resource::get without comparing names.
+std::int64_t VectorEstimator::Read::from(const Resource& r) const {
+  switch (field) {
+    case Field::kCPU:
+      return r.milli_cpu;
+    case Field::kMemory:
+      return r.memory;
+    case Field::kEphemeralStorage:
+      return r.ephemeral_storage;
+    case Field::kPods:
+      return r.allowed_pod_number;
+    case Field::kScalar:
+      return r.scalarValue(scalar);
+    case Field::kNone:
+      break;
+  }
+  return 0;
+}
+
+VectorEstimator::VectorEstimator(const LoadAwareSchedulingArgs& args,
+                                 const ResourceVectorizer& vectorizer)
+    : estimator_(args), vectorizer_(vectorizer), allow_customize_(args.allow_customize_estimation) {
+  for (const auto& [name, factor] : args.estimated_scaling_factors) {
+    const std::size_t i = vectorizer.indexOf(name);
+    if (i >= vectorizer.size())
+      continue;
+    Slot slot;
+    slot.index = i;
+    slot.factor = factor;
+    for (std::size_t p = 0; p < slot.reads.size(); ++p)
+      slot.reads[p] = Read::of(resourceToRead(static_cast<PriorityClass>(p), name));
+    slots_.push_back(std::move(slot));
+  }
+}
+
+void VectorEstimator::estimate(const PodInfo& pod, std::int64_t* out) const {
+  const std::size_t n = vectorizer_.size();
+  if (allow_customize_ && pod.annotations.contains(kAnnotationCustomEstimatedScalingFactors)) {
+    const ResourceVector v = vectorizer_.fromFactors(estimator_.estimatePod(pod));
+    std::copy(v.begin(), v.end(), out);
+    return;
+  }
+  std::fill(out, out + n, 0);
+  const auto priority = static_cast<std::size_t>(podPriorityWithDefault(pod));
+  for (const auto& s : slots_) {
+    const Read& read = s.reads[priority];
+    if (read.field != Field::kNone)
+      out[s.index] =
+          scaledEstimate(read.from(pod.limits), read.from(pod.requests), s.factor, read.if_none);
+  }
 }
 
 ResourceVector Estimator::estimateNode(const Node& node,

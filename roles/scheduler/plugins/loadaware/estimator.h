@@ -2,9 +2,12 @@
 // share of max(limit, request)), and the node capacity load is measured against.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
@@ -58,6 +61,38 @@ class Estimator {
 
  private:
   ResourceFactors factors_;
+  bool allow_customize_ = false;
+};
+
+/// estimatePod's result in a vectorizer's slots, written in place: Filter and Score estimate
+/// the incoming pod on every node when PreFilter did not run, so no map is built unless the pod
+/// customises its factors.
+class VectorEstimator {
+ public:
+  VectorEstimator(const LoadAwareSchedulingArgs& args, const ResourceVectorizer& vectorizer);
+
+  /// Writes vectorizer.size() entries to `out`.
+  void estimate(const PodInfo& pod, std::int64_t* out) const;
+
+ private:
+  enum class Field : std::uint8_t { kNone, kCPU, kMemory, kEphemeralStorage, kPods, kScalar };
+  /// Which of a Resource's values one estimate reads, and its value when the pod asks for none.
+  struct Read {
+    Field field = Field::kScalar;
+    std::string scalar;
+    std::int64_t if_none = 0;
+    static Read of(std::string_view resource);
+    std::int64_t from(const Resource& r) const;
+  };
+  /// One scaling factor: where its estimate goes and what it reads per priority class.
+  struct Slot {
+    std::size_t index = 0;
+    std::int64_t factor = 0;
+    std::array<Read, 5> reads;  // by apis::PriorityClass
+  };
+  Estimator estimator_;
+  ResourceVectorizer vectorizer_;
+  std::vector<Slot> slots_;
   bool allow_customize_ = false;
 };
 

@@ -2,6 +2,8 @@
 // usage plus estimates of recent pods and the incoming one) passes a threshold; prefers idle ones.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +15,7 @@
 #include "plugins/loadaware/args.h"
 #include "plugins/loadaware/estimator.h"
 #include "plugins/loadaware/node_usage.h"
+#include "plugins/loadaware/node_view.h"
 #include "plugins/loadaware/pod_assign_cache.h"
 #include "plugins/loadaware/resource_vector.h"
 #include "plugins/loadaware/usage_thresholds.h"
@@ -35,19 +38,24 @@ inline constexpr std::string_view kIncomingPodEstimatedStateKey =
 /// more ago (a non-positive expiration never expires a reported metric).
 bool isNodeMetricExpired(const apis::NodeMetric* metric, std::int64_t expiration_seconds,
                          TimePoint now);
+/// The same from the report's metadata.updateTime (nullopt: never reported).
+bool isNodeMetricExpired(const std::optional<TimePoint>& update_time,
+                         std::int64_t expiration_seconds, TimePoint now);
 
 /// sum(s_r x w_r) + dominant x min(s_r), over the weights plus the dominant weight, where s_r
 /// is (allocatable - used) x 100 / allocatable (0 when used exceeds it or nothing is allocatable).
 /// The minimum runs over every resource of the vectors, weighted or not, as Koordinator's does.
 std::int64_t loadAwareScore(std::int64_t dominant_weight, const ResourceVector& weights,
                             const ResourceVector& used, const ResourceVector& allocatable);
+/// The same with used = existing + incoming, over weights.size() entries.
+std::int64_t loadAwareScore(std::int64_t dominant_weight, const ResourceVector& weights,
+                            const std::int64_t* existing, const std::int64_t* incoming,
+                            const std::int64_t* allocatable);
 
 /// The plugin as the registry builds it: `args` null means the defaults; args of another type
 /// or invalid ones are an error naming the problem.
 kube::Expected<std::shared_ptr<Plugin>> createLoadAwareScheduling(
     std::shared_ptr<const PluginArgs> args, const FrameworkHandle& handle, NowFn now);
-
-class IncomingEstimate;
 
 class LoadAwareScheduling final : public PreFilterPlugin,
                                   public FilterPlugin,
@@ -80,26 +88,40 @@ class LoadAwareScheduling final : public PreFilterPlugin,
   const ResourceVectorizer& vectorizer() const { return vectorizer_; }
 
  private:
-  /// PreFilter's IncomingEstimate, or one built into `scratch` when PreFilter did not run.
-  const IncomingEstimate& incoming(const CycleState& state, const PodInfo& pod,
-                                   std::optional<IncomingEstimate>& scratch) const;
-  /// The node's existing load as of `metric` (not null) and the pods assigned there now.
-  std::shared_ptr<const apis::NodeMetric> nodeMetricOf(const NodeInfo& node_info) const;
-  std::shared_ptr<const NodeUsageState> usageState(
-      const std::string& node, const std::shared_ptr<const apis::NodeMetric>& metric) const;
-  Status filterNodeUsage(const ResourceVector& thresholds, const ResourceVector& estimated,
-                         const ResourceVector& allocatable, bool aggregated) const;
+  struct Incoming;
+  /// PreFilter's estimate and clock reading, or (PreFilter did not run) the clock read now and
+  /// the estimate from this thread's memo (valid until this thread's next call).
+  Incoming incoming(const CycleState& state, const PodInfo& pod) const;
+  /// The attached NodeMetric, else the cluster view's (then held in `holder`); may be null.
+  const std::shared_ptr<const apis::NodeMetric>& nodeMetricOf(
+      const NodeInfo& node_info, std::shared_ptr<const apis::NodeMetric>& holder) const;
+  /// This thread's view of the node, made (makeView) on first sight of this Node object.
+  NodeView& nodeView(const NodeInfo& node_info) const;
+  NodeView& makeView(const NodeInfo& node_info) const;
+  /// Brings the view's existing load up to `metric` (not null) and the node's assigned pods,
+  /// rebuilding it (rebuildLoad) when either changed.
+  void refreshLoad(NodeView& view, const std::shared_ptr<const apis::NodeMetric>& metric) const;
+  void rebuildLoad(NodeView& view, const std::shared_ptr<const apis::NodeMetric>& metric) const;
+  /// `limits`: the view's usageLimit of each threshold.
+  Status filterNodeUsage(const ResourceVector& thresholds, const std::int64_t* limits,
+                         const std::int64_t* existing, const std::int64_t* incoming,
+                         const std::int64_t* allocatable, bool aggregated) const;
 
   std::shared_ptr<const LoadAwareSchedulingArgs> args_;
   const FrameworkHandle* handle_;
   NowFn now_;
   ResourceVectorizer vectorizer_;
   Estimator estimator_;
+  VectorEstimator vector_estimator_;
   UsageThresholdsProfile profile_;
   /// Empty when scoring is off (no weight and no dominant weight).
   ResourceVector score_weights_;
+  /// The args' score aggregation; empty type: the plain node usage.
+  std::string score_aggregation_type_;
+  std::chrono::nanoseconds score_aggregated_duration_{0};
   std::unique_ptr<PodAssignCache> assign_cache_;
-  mutable NodeUsageMemo memo_;
+  /// Names this plugin's per-thread NodeView tables.
+  std::uint64_t views_owner_;
 };
 
 }  // namespace koord::roles::scheduler::loadaware

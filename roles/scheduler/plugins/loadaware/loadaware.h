@@ -7,7 +7,7 @@
 namespace koord::roles::scheduler {
 
 /// Adds "LoadAwareScheduling": its args decoder (Koordinator's defaults, strict fields) and a
-/// factory reading the real clock.
+/// factory reading the real clock (its coarse reading, a few milliseconds grained).
 void registerLoadAwareScheduling(PluginRegistry& registry);
 
 }  // namespace koord::roles::scheduler

@@ -123,27 +123,4 @@ ResourceVector estimatedOfExisting(const NodeUsageState& state,
   return e;
 }
 
-std::shared_ptr<const NodeUsageState> NodeUsageMemo::get(
-    const std::string& node, std::shared_ptr<const apis::NodeMetric> metric,
-    std::shared_ptr<const AssignedPods> pods, const ResourceVectorizer& vectorizer,
-    bool prod_usage_include_sys) {
-  {
-    std::shared_lock lock(mu_);
-    if (auto it = entries_.find(node);
-        it != entries_.end() && it->second.metric == metric && it->second.pods == pods)
-      return it->second.state;
-  }
-  auto state = std::make_shared<const NodeUsageState>(
-      buildNodeUsageState(*metric, pods.get(), vectorizer, prod_usage_include_sys));
-  std::lock_guard lock(mu_);
-  entries_[node] = Entry{std::move(metric), std::move(pods), state};
-  return state;
-}
-
-void NodeUsageMemo::trim(std::size_t max_nodes) {
-  std::lock_guard lock(mu_);
-  if (entries_.size() > max_nodes)
-    entries_.clear();
-}
-
 }  // namespace koord::roles::scheduler::loadaware

@@ -1,19 +1,15 @@
 // A node's load as LoadAwareScheduling counts it: NodeMetric usage plus estimates of pods it may
-// not cover yet, built once per (NodeMetric, assigned pods) pair for every Filter and Score.
+// not cover yet, built once per (NodeMetric, assigned pods) pair (node_view.h keeps the result).
 #pragma once
 
 #include <chrono>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "koord/apis/node_metric.h"
-#include "koord/core/string_map.h"
 #include "plugins/loadaware/pod_assign_cache.h"
 #include "plugins/loadaware/resource_vector.h"
 
@@ -50,28 +46,5 @@ ResourceVector estimatedOfExisting(const NodeUsageState& state,
                                    const ResourceVectorizer& vectorizer, bool prod_pod,
                                    std::chrono::nanoseconds aggregated_duration,
                                    std::string_view aggregation_type);
-
-/// Remembers the last state per node with the inputs it came from (kept alive, so a pointer
-/// match means the same inputs). Thread-safe.
-class NodeUsageMemo {
- public:
-  std::shared_ptr<const NodeUsageState> get(const std::string& node,
-                                            std::shared_ptr<const apis::NodeMetric> metric,
-                                            std::shared_ptr<const AssignedPods> pods,
-                                            const ResourceVectorizer& vectorizer,
-                                            bool prod_usage_include_sys);
-  /// Forgets everything once more than `max_nodes` are remembered: deleted nodes would stay
-  /// otherwise, and a cluster's worth of states is rebuilt within one cycle.
-  void trim(std::size_t max_nodes);
-
- private:
-  struct Entry {
-    std::shared_ptr<const apis::NodeMetric> metric;
-    std::shared_ptr<const AssignedPods> pods;
-    std::shared_ptr<const NodeUsageState> state;
-  };
-  std::shared_mutex mu_;
-  StringMap<Entry> entries_;
-};
 
 }  // namespace koord::roles::scheduler::loadaware

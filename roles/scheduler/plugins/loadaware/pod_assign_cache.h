@@ -2,7 +2,9 @@
 // a NodeMetric lags placements by up to its report interval, so recent pods are estimated.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -11,6 +13,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "framework/pod_info.h"
@@ -41,6 +44,44 @@ struct AssignedPod {
 
 using AssignedPods = std::vector<AssignedPod>;
 
+/// Where node entries keep their generations: side by side in chunks that never move, since
+/// Filter and Score read one per node per call and a scattered one costs a cache miss each.
+class GenerationPool {
+ public:
+  GenerationPool() = default;
+  GenerationPool(const GenerationPool&) = delete;
+  GenerationPool& operator=(const GenerationPool&) = delete;
+
+  std::atomic<std::uint64_t>* acquire();
+  void release(std::atomic<std::uint64_t>* generation);
+
+ private:
+  static constexpr std::size_t kChunk = 1024;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<std::atomic<std::uint64_t>[]>> chunks_;
+  std::vector<std::atomic<std::uint64_t>*> free_;
+};
+
+/// One node's entry in the cache. It stays the node's entry for as long as anyone holds it, so
+/// Filter and Score keep it per node and learn of changes from one atomic load, not a lookup by
+/// name under a lock.
+class NodePods {
+ public:
+  explicit NodePods(std::shared_ptr<GenerationPool> pool);
+  ~NodePods();
+  NodePods(const NodePods&) = delete;
+  NodePods& operator=(const NodePods&) = delete;
+
+  /// Moves on every change of the node's pods (0 before the first one).
+  const std::atomic<std::uint64_t>& generation() const { return *generation_; }
+
+ private:
+  friend class PodAssignCache;
+  std::shared_ptr<GenerationPool> pool_;
+  std::atomic<std::uint64_t>* generation_;
+  std::shared_ptr<const AssignedPods> pods_;  // guarded by the cache's lock; null when none
+};
+
 /// Thread-safe: Reserve/Unreserve and the pod informer write, Filter and Score read in
 /// parallel. Each node's list is copied on write, so a reader holds an unchanging list.
 class PodAssignCache {
@@ -63,9 +104,19 @@ class PodAssignCache {
 
   /// Null when no pod is recorded on the node.
   std::shared_ptr<const AssignedPods> podsOn(std::string_view node) const;
+  /// The node's entry, made when there is none yet (so that later assignments move its
+  /// generation); `node` empty gives null.
+  std::shared_ptr<const NodePods> entry(std::string_view node);
+  /// The entry's pods (null when none) and the generation they are of, read together.
+  std::pair<std::shared_ptr<const AssignedPods>, std::uint64_t> read(const NodePods& entry) const;
   bool contains(std::string_view node, std::string_view uid) const;
 
  private:
+  /// Under mu_: replaces the node's pods (null: none) and moves its generation.
+  void publish(NodePods& entry, std::shared_ptr<const AssignedPods> pods);
+  /// Under mu_: drops entries without pods that nobody else holds, once there are many.
+  void trimLocked();
+
   std::optional<TimePoint> estimateUntil(const PodInfo& pod, TimePoint assigned_at,
                                          std::optional<TimePoint> initialized_at) const;
 
@@ -76,9 +127,12 @@ class PodAssignCache {
   bool allow_customize_ = false;
   NowFn now_;
 
-  // Filter and Score read it for every node of every cycle: readers share the lock.
+  // Filter and Score take it only when a node's generation moved: readers share the lock.
   mutable std::shared_mutex mu_;
-  StringMap<std::shared_ptr<const AssignedPods>> nodes_;
+  StringMap<std::shared_ptr<NodePods>> nodes_;
+  std::shared_ptr<GenerationPool> generations_ = std::make_shared<GenerationPool>();
+  std::uint64_t last_generation_ = 0;
+  std::size_t trim_at_ = 1024;
 };
 
 }  // namespace koord::roles::scheduler::loadaware

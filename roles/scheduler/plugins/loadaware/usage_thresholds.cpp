@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "koord/core/duration.h"
 #include "koord/core/log.h"
@@ -120,6 +121,50 @@ Expected<CustomThresholds> parseCustomThresholds(std::string_view text) {
 }
 
 }  // namespace
+
+bool withinThreshold(std::int64_t threshold, std::int64_t total, std::int64_t estimated) {
+  if (threshold == 0 || total == 0)
+    return true;
+  const auto usage = static_cast<std::int64_t>(
+      std::round(static_cast<double>(estimated) / static_cast<double>(total) * 100));
+  return usage <= threshold;
+}
+
+std::int64_t usageLimit(std::int64_t threshold, std::int64_t total) {
+  if (threshold == 0 || total == 0)
+    return kExactRange;
+  if (total < 0)
+    return kUseFormula;
+  auto passes = [&](std::int64_t estimated) {
+    return withinThreshold(threshold, total, estimated);
+  };
+  if (!passes(0))
+    return -1;
+  if (passes(kExactRange))
+    return kExactRange;
+  // Keep passes(lo) and !passes(hi); start around the real-valued boundary, widening until
+  // floating-point rounding is surely inside, then bisect.
+  std::int64_t lo = 0;
+  std::int64_t hi = kExactRange;
+  const double guess = (static_cast<double>(threshold) + 0.5) * static_cast<double>(total) / 100;
+  if (guess > 0 && guess < static_cast<double>(kExactRange)) {
+    const auto g = static_cast<std::int64_t>(guess);
+    for (std::int64_t step = 1; step < kExactRange; step *= 2) {
+      const std::int64_t l = std::max<std::int64_t>(0, g - step);
+      const std::int64_t h = std::min(kExactRange, g + step);
+      if (passes(l) && !passes(h)) {
+        lo = l;
+        hi = h;
+        break;
+      }
+    }
+  }
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (passes(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
 
 UsageThresholdsProfile profileFromArgs(const LoadAwareSchedulingArgs& args,
                                        const ResourceVectorizer& vectorizer) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +31,21 @@ struct UsageThresholdsProfile {
   /// Set only with thresholds and an aggregation type (either alone means nothing).
   std::optional<AggregatedUsageProfile> aggregated;
 };
+
+/// Koordinator's check of one resource: round(estimated / total x 100) <= threshold, where a
+/// zero threshold or a zero allocatable passes anything.
+bool withinThreshold(std::int64_t threshold, std::int64_t total, std::int64_t estimated);
+
+/// usageLimit's answers: estimates in [0, kExactRange] pass exactly when they are at most the
+/// limit; outside that range, and where the limit is kUseFormula (a negative allocatable), only
+/// withinThreshold tells.
+inline constexpr std::int64_t kExactRange = std::int64_t{1} << 56;
+inline constexpr std::int64_t kUseFormula = std::numeric_limits<std::int64_t>::min();
+
+/// The largest estimate in [0, kExactRange] that withinThreshold passes (-1 when none does).
+/// The percentage never falls as the estimate grows, so Filter compares every node's estimate
+/// with the node's limits, computed once, instead of dividing.
+std::int64_t usageLimit(std::int64_t threshold, std::int64_t total);
 
 UsageThresholdsProfile profileFromArgs(const LoadAwareSchedulingArgs& args,
                                        const ResourceVectorizer& vectorizer);

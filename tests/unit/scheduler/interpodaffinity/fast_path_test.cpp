@@ -1,6 +1,6 @@
-// The cost rules: a pod without terms in a cluster without (anti-)affinity leaves empty states
-// and Filter/Score answer at once; PreFilter and PreScore walk only the snapshot's derived
-// lists when that is enough; Filter and Score never touch the snapshot.
+// The cost rules: a pod without terms in a cluster without (anti-)affinity gets Skip at
+// PreFilter and PreScore; PreFilter and PreScore walk only the snapshot's derived lists when
+// that is enough; Filter and Score never touch the snapshot.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -22,7 +22,7 @@ class GuardedCluster : public Cluster {
   bool allow_snapshot = true;
 };
 
-TEST_CASE("InterPodAffinity fast path: no terms anywhere leaves empty states",
+TEST_CASE("InterPodAffinity fast path: no terms anywhere answers Skip and leaves no state",
           "[scheduler][interpodaffinity]") {
   GuardedCluster cluster({{"n1", {{"zone", "z1"}}}, {"n2", {{"zone", "z2"}}}},
                          {{.node = "n1", .labels = {{"app", "web"}}}, {.node = "n2"}});
@@ -30,28 +30,36 @@ TEST_CASE("InterPodAffinity fast path: no terms anywhere leaves empty states",
   auto plugin = makePlugin(cluster);
   const PodInfo pod = makePod({.labels = {{"app", "web"}}});
 
+  // Filter would pass every node and Score give every node 0: the framework leaves both out.
   CycleState state;
-  REQUIRE(plugin->preFilter(state, pod).ok());
-  const auto* pre = state.read<PreFilterState>(kPreFilterStateKey);
-  REQUIRE(pre != nullptr);
-  CHECK(pre->existing_anti_affinity.empty());
-  CHECK(pre->affinity.empty());
-  CHECK(pre->anti_affinity.empty());
-
+  CHECK(plugin->preFilter(state, pod).isSkip());
+  CHECK(state.read<PreFilterState>(kPreFilterStateKey) == nullptr);
   const auto nodes = cluster.nodes();
-  REQUIRE(plugin->preScore(state, pod, nodes).ok());
-  const auto* scores = state.read<PreScoreState>(kPreScoreStateKey);
-  REQUIRE(scores != nullptr);
-  REQUIRE(scores->scores != nullptr);
-  CHECK(scores->scores->empty());
+  CHECK(plugin->preScore(state, pod, nodes).isSkip());
+  CHECK(state.read<PreScoreState>(kPreScoreStateKey) == nullptr);
+}
 
-  cluster.allow_snapshot = false;
-  for (const auto* n : nodes) {
-    CHECK(plugin->filter(state, pod, *n).ok());
-    std::int64_t s = -1;
-    REQUIRE(plugin->score(state, pod, *n, s).ok());
-    CHECK(s == 0);
-  }
+TEST_CASE("InterPodAffinity PreFilter answers Skip only when nothing can fail the pod",
+          "[scheduler][interpodaffinity]") {
+  // An existing pod's anti-affinity that does not select the incoming pod fails nothing.
+  Cluster cluster({{"n1", {{"zone", "z1"}}}, {"n2", {{"zone", "z2"}}}},
+                  {{.node = "n1", .anti_affinity = {{"app in (db)", "zone"}}}});
+  REQUIRE_FALSE(cluster.snapshot().nodesWithRequiredAntiAffinity().empty());
+  auto plugin = makePlugin(cluster);
+  CycleState state;
+  CHECK(plugin->preFilter(state, makePod({.labels = {{"app", "web"}}})).isSkip());
+  // One that selects it does.
+  REQUIRE(plugin->preFilter(state, makePod({.labels = {{"app", "db"}}})).ok());
+  CHECK_FALSE(state.read<PreFilterState>(kPreFilterStateKey)->existing_anti_affinity.empty());
+  // Terms of its own do.
+  CycleState own;
+  REQUIRE(plugin->preFilter(own, makePod({.affinity = {{"app in (web)", "zone"}}})).ok());
+  REQUIRE(plugin->preFilter(own, makePod({.anti_affinity = {{"app in (x)", "zone"}}})).ok());
+  // So does a nomination anywhere: AddPod must then see the nominated pod's terms.
+  cluster.setNominations(true);
+  CycleState nominated;
+  REQUIRE(plugin->preFilter(nominated, makePod({.labels = {{"app", "web"}}})).ok());
+  CHECK(nominated.read<PreFilterState>(kPreFilterStateKey) != nullptr);
 }
 
 TEST_CASE("InterPodAffinity Filter and Score read only the CycleState",
@@ -104,8 +112,8 @@ TEST_CASE("InterPodAffinity PreFilter walks only nodes with required anti-affini
   const Cluster hidden(Snapshot({hiddenFromDerivedLists(n1, hater)}));
   REQUIRE(hidden.snapshot().nodesWithRequiredAntiAffinity().empty());
   CycleState state;
-  REQUIRE(makePlugin(hidden)->preFilter(state, web).ok());
-  CHECK(state.read<PreFilterState>(kPreFilterStateKey)->existing_anti_affinity.empty());
+  // Not walked, so not found: nothing can fail the pod and PreFilter answers Skip.
+  CHECK(makePlugin(hidden)->preFilter(state, web).isSkip());
 
   // The same pod added the normal way is listed, walked and counted.
   const Cluster listed(
@@ -128,8 +136,7 @@ TEST_CASE("InterPodAffinity PreScore walks all pods only for a pod with preferre
   // No preferred terms of its own: only nodesWithPodAffinity() is walked, and it is empty.
   const PodInfo plain = makePod({.labels = {{"app", "web"}}});
   CycleState plain_state;
-  REQUIRE(makePlugin(hidden)->preScore(plain_state, plain, nodes).ok());
-  CHECK(plain_state.read<PreScoreState>(kPreScoreStateKey)->scores->empty());
+  CHECK(makePlugin(hidden)->preScore(plain_state, plain, nodes).isSkip());
 
   // With preferred terms every node's every pod is walked, so the fan's term is found.
   const PodInfo picky = makePod(

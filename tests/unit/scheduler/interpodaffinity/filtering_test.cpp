@@ -289,7 +289,7 @@ TEST_CASE("InterPodAffinity Filter on a NodeInfo without its Node is an error",
   const Cluster cluster({{"machine1"}}, {});
   auto plugin = makePlugin(cluster);
   CycleState state;
-  const PodInfo pod = makePod({});
+  const PodInfo pod = makePod({.anti_affinity = {{"app", "zone"}}});
   REQUIRE(plugin->preFilter(state, pod).ok());
   const Status st = plugin->filter(state, pod, NodeInfo{});
   CHECK(st.code() == Code::kError);

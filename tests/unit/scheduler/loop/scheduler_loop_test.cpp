@@ -124,6 +124,31 @@ TEST_CASE("scheduler loop: a pod is assumed on the node with room and bound ther
           R"(scheduler_schedule_attempts_total{result="scheduled",profile="koord-scheduler"} 1)"));
 }
 
+TEST_CASE("scheduler loop: the default profile of every config version builds and binds",
+          "[scheduler][loop]") {
+  // Each version's defaults list the plugins at the points of its kube-scheduler release
+  // (v1beta2+ have NodeAffinity at preFilter, NodeResourcesFit at score): every plugin must
+  // implement the points it is listed at, and a plain pod must still be bound.
+  for (const char* version : {"v1beta1", "v1beta2", "v1beta3", "v1"}) {
+    INFO(version);
+    auto cfg = config::parseSchedulerConfigText(
+        std::string("apiVersion: kubescheduler.config.k8s.io/") + version +
+            "\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: koord-scheduler\n",
+        inTreeRegistry());
+    REQUIRE(cfg.has_value());
+    RecordingApi api;
+    metrics::Registry registry;
+    Scheduler scheduler{std::move(*cfg), inTreeRegistry(), api, registry};
+    scheduler.onNodeAdd(node("only", 4000));
+    auto p = pod("web", 1000);
+    api.pods[p->key()] = p;
+    scheduler.onPendingPodAdd(p);
+    REQUIRE(scheduler.scheduleOne());
+    REQUIRE(api.bindings.size() == 1);
+    CHECK(api.bindings[0].second == "only");
+  }
+}
+
 TEST_CASE("scheduler loop: assumed room is not given twice before the informer confirms",
           "[scheduler][loop]") {
   Fixture f;

@@ -58,10 +58,13 @@ void runFilterCase(const FilterCase& tc) {
   FakeHandle handle(tc.nodes, tc.existing);
   PodTopologySpread plugin(listArgs({}), handle);
   CycleState state;
-  REQUIRE(plugin.preFilter(state, tc.pod).ok());
+  const Status pre = plugin.preFilter(state, tc.pod);
+  // Skip (no DoNotSchedule constraints): the framework passes every node without Filter.
+  REQUIRE((pre.ok() || pre.isSkip()));
   for (const auto& n : tc.nodes) {
     INFO("node " << n->name);
-    const Status st = plugin.filter(state, tc.pod, handle.node(n->name));
+    const Status st =
+        pre.isSkip() ? Status::success() : plugin.filter(state, tc.pod, handle.node(n->name));
     const Code want = tc.want.at(n->name);
     CHECK(st.code() == want);
     if (want == kNo) {
@@ -237,35 +240,40 @@ TEST_CASE("Filter on a NodeInfo without its Node is an error", "[podtopologyspre
   CHECK(st.message() == "node not found");
 }
 
-TEST_CASE("pods without DoNotSchedule constraints pass every node at once",
+TEST_CASE("pods without DoNotSchedule constraints get Skip at PreFilter",
           "[podtopologyspread][filter]") {
   // Every node lacks the "zone" key; with a hard zone constraint they would all be rejected.
+  // Without one Filter would pass every node, so PreFilter answers Skip and writes no state.
   FakeHandle handle({makeNode("node-a", {}), makeNode("node-b", {})}, {fooPod("q", "node-a")});
   SECTION("no constraints") {
     PodTopologySpread plugin(listArgs({}), handle);
     CycleState state;
     const PodInfo pod = makePod("p").label("foo", "");
-    REQUIRE(plugin.preFilter(state, pod).ok());
-    CHECK(preFilterState(state).empty());
-    CHECK(plugin.filter(state, pod, handle.node("node-a")).ok());
-    CHECK(plugin.filter(state, pod, handle.node("node-b")).ok());
+    CHECK(plugin.preFilter(state, pod).isSkip());
+    CHECK(state.read<PreFilterState>(kPreFilterStateKey) == nullptr);
   }
   SECTION("only ScheduleAnyway constraints") {
     PodTopologySpread plugin(listArgs({}), handle);
     CycleState state;
     const PodInfo pod =
         makePod("p").label("foo", "").spread(1, "zone", kScheduleAnyway, sel("foo"));
-    REQUIRE(plugin.preFilter(state, pod).ok());
-    CHECK(preFilterState(state).empty());
-    CHECK(plugin.filter(state, pod, handle.node("node-a")).ok());
+    CHECK(plugin.preFilter(state, pod).isSkip());
+    CHECK(state.read<PreFilterState>(kPreFilterStateKey) == nullptr);
   }
   SECTION("hard default constraints but no controller") {
     PodTopologySpread plugin(listArgs({{1, "zone", kDoNotSchedule}}), handle);
     CycleState state;
     const PodInfo pod = makePod("p").label("foo", "");
-    REQUIRE(plugin.preFilter(state, pod).ok());
-    CHECK(preFilterState(state).empty());
+    CHECK(plugin.preFilter(state, pod).isSkip());
+    CHECK(state.read<PreFilterState>(kPreFilterStateKey) == nullptr);
+  }
+  SECTION("an empty state (Skip's equivalent in 1.20) passes every node") {
+    PodTopologySpread plugin(listArgs({}), handle);
+    CycleState state;
+    state.write(kPreFilterStateKey, std::make_unique<PreFilterState>());
+    const PodInfo pod = makePod("p").label("foo", "");
     CHECK(plugin.filter(state, pod, handle.node("node-a")).ok());
+    CHECK(plugin.filter(state, pod, handle.node("node-b")).ok());
   }
   SECTION("hard default constraints and a controller do filter") {
     PodTopologySpread plugin(listArgs({{1, "zone", kDoNotSchedule}}), handle);

@@ -115,35 +115,45 @@ std::vector<PreScoreCase> preScoreCases() {
   };
 }
 
+void checkPreScoreState(const PreScoreState& got, const PreScoreCase& tc) {
+  REQUIRE(got.empty() == tc.want.empty());
+  REQUIRE((got.empty() ? tc.want.empty() : got.constraints->size() == tc.want.size()));
+  CHECK(got.ignored_nodes == tc.ignored);
+  for (std::size_t i = 0; i < tc.want.size(); ++i) {
+    INFO("constraint " << i);
+    const auto& c = (*got.constraints)[i];
+    const auto& want = tc.want[i];
+    CHECK(c.max_skew == want.max_skew);
+    CHECK(c.topology_key == want.topology_key);
+    if (want.selector) {
+      CHECK(c.selector == *want.selector);
+    } else {
+      CHECK(c.controller_kind == "ReplicaSet");
+      CHECK(c.controller_name == "rs");
+    }
+    std::map<std::string, std::int64_t> counts;
+    got.counts[i].forEach([&](std::string_view v, std::int64_t n) { counts[std::string(v)] = n; });
+    CHECK(counts == want.counts);
+    CHECK(got.per_node[i] == (want.topology_key == kHostname));
+    CHECK(got.weights[i] == Approx(std::log(static_cast<double>(want.domains + 2))));
+  }
+}
+
 TEST_CASE("PreScore state matches kube-scheduler's table", "[podtopologyspread][score]") {
   for (const auto& tc : preScoreCases()) {
     SECTION(tc.name) {
       FakeHandle handle(tc.nodes, {});
       PodTopologySpread plugin(tc.args, handle);
       CycleState state;
-      REQUIRE(plugin.preScore(state, tc.pod, handle.nodes()).ok());
-      const PreScoreState& got = preScoreState(state);
-      REQUIRE(got.empty() == tc.want.empty());
-      REQUIRE((got.empty() ? tc.want.empty() : got.constraints->size() == tc.want.size()));
-      CHECK(got.ignored_nodes == tc.ignored);
-      for (std::size_t i = 0; i < tc.want.size(); ++i) {
-        INFO("constraint " << i);
-        const auto& c = (*got.constraints)[i];
-        const auto& want = tc.want[i];
-        CHECK(c.max_skew == want.max_skew);
-        CHECK(c.topology_key == want.topology_key);
-        if (want.selector) {
-          CHECK(c.selector == *want.selector);
-        } else {
-          CHECK(c.controller_kind == "ReplicaSet");
-          CHECK(c.controller_name == "rs");
-        }
-        std::map<std::string, std::int64_t> counts;
-        got.counts[i].forEach(
-            [&](std::string_view v, std::int64_t n) { counts[std::string(v)] = n; });
-        CHECK(counts == want.counts);
-        CHECK(got.per_node[i] == (want.topology_key == kHostname));
-        CHECK(got.weights[i] == Approx(std::log(static_cast<double>(want.domains + 2))));
+      const Status pre = plugin.preScore(state, tc.pod, handle.nodes());
+      if (tc.want.empty()) {
+        // No ScheduleAnyway constraints: Skip, the plugin's Score is left out.
+        CHECK(pre.isSkip());
+        CHECK(state.read<PreScoreState>(kPreScoreStateKey) == nullptr);
+        CHECK(tc.ignored == 0);
+      } else {
+        REQUIRE(pre.ok());
+        checkPreScoreState(preScoreState(state), tc);
       }
     }
   }
@@ -344,8 +354,15 @@ TEST_CASE("Score and NormalizeScore as kube-scheduler's table", "[podtopologyspr
       for (const auto& n : tc.nodes)
         candidates.push_back(&handle.node(n->name));
       CycleState state;
-      REQUIRE(plugin.preScore(state, tc.pod, candidates).ok());
-      CHECK(scoreAll(plugin, state, tc.pod, handle, tc.nodes) == tc.want);
+      const Status pre = plugin.preScore(state, tc.pod, candidates);
+      if (pre.isSkip()) {
+        // Left out by the framework: only right where 1.20 gave every node the same score.
+        for (const auto w : tc.want)
+          CHECK(w == tc.want.front());
+      } else {
+        REQUIRE(pre.ok());
+        CHECK(scoreAll(plugin, state, tc.pod, handle, tc.nodes) == tc.want);
+      }
     }
   }
 }
@@ -381,28 +398,33 @@ TEST_CASE("nodes lacking a system default key score 0", "[podtopologyspread][sco
   CHECK(scoreAll(plugin, state, pod, handle, nodes) == std::vector<std::int64_t>{0, 0});
 }
 
-TEST_CASE("pods without ScheduleAnyway constraints score every node alike",
+TEST_CASE("pods without ScheduleAnyway constraints get Skip at PreScore",
           "[podtopologyspread][score]") {
+  // 1.20 scored every node 0 and normalised them all to the maximum: a constant that changes
+  // no placement, so the framework may leave the plugin out.
   const Nodes nodes{hostNode("node-a"), hostNode("node-b")};
   FakeHandle handle(nodes, {fooPod("p-a1", "node-a"), fooPod("p-a2", "node-a")});
   PodTopologySpread plugin(systemArgs(), handle);
   SECTION("no constraints and no controller") {
     const PodInfo pod = makePod("p").label("foo", "");
     CycleState state;
-    REQUIRE(plugin.preScore(state, pod, handle.nodes()).ok());
-    CHECK(preScoreState(state).empty());
-    std::int64_t raw = -1;
-    REQUIRE(plugin.score(state, pod, handle.node("node-a"), raw).ok());
-    CHECK(raw == 0);
-    // As upstream: all raw scores are 0, so all normalise to the maximum.
-    CHECK(scoreAll(plugin, state, pod, handle, nodes) == std::vector<std::int64_t>{100, 100});
+    CHECK(plugin.preScore(state, pod, handle.nodes()).isSkip());
+    CHECK(state.read<PreScoreState>(kPreScoreStateKey) == nullptr);
   }
   SECTION("only DoNotSchedule constraints") {
     const PodInfo pod =
         makePod("p").label("foo", "").spread(1, std::string(kHostname), kDoNotSchedule, sel("foo"));
     CycleState state;
-    REQUIRE(plugin.preScore(state, pod, handle.nodes()).ok());
-    CHECK(preScoreState(state).empty());
+    CHECK(plugin.preScore(state, pod, handle.nodes()).isSkip());
+    CHECK(state.read<PreScoreState>(kPreScoreStateKey) == nullptr);
+  }
+  SECTION("an empty state (what 1.20 wrote) scores 0 and normalises every node to the maximum") {
+    const PodInfo pod = makePod("p").label("foo", "");
+    CycleState state;
+    state.write(kPreScoreStateKey, std::make_unique<PreScoreState>());
+    std::int64_t raw = -1;
+    REQUIRE(plugin.score(state, pod, handle.node("node-a"), raw).ok());
+    CHECK(raw == 0);
     CHECK(scoreAll(plugin, state, pod, handle, nodes) == std::vector<std::int64_t>{100, 100});
   }
 }

@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include "catch_expected.h"
 #include "framework/plugin_registry.h"
@@ -85,10 +88,12 @@ class IndexScore final : public ScorePlugin {
 
 class FlatScore final : public ScorePlugin {
  public:
+  std::int64_t value = 50;
+  int bad_node = -1;  // scores 150 there
   std::string_view name() const override { return "Flat"; }
-  Status score(const CycleState&, const PodInfo&, const NodeInfo&,
+  Status score(const CycleState&, const PodInfo&, const NodeInfo& node,
                std::int64_t& out) const override {
-    out = 50;
+    out = indexOf(node) == bad_node ? 150 : value;
     return Status::success();
   }
 };
@@ -110,17 +115,75 @@ class RecordingBinder final : public BindPlugin, public PreBindPlugin {
   }
 };
 
+// Answers Skip at PreFilter and PreScore when told to, and counts what the framework still
+// calls on it afterwards.
+class Skipper final : public PreFilterPlugin,
+                      public PreFilterExtensions,
+                      public FilterPlugin,
+                      public PreScorePlugin,
+                      public ScorePlugin {
+ public:
+  bool skip_filter = true;
+  bool skip_score = true;
+  mutable std::atomic<int> filters{0};
+  mutable std::atomic<int> scores{0};
+  mutable int adds = 0;
+  mutable int removes = 0;
+  mutable int normalizes = 0;
+  std::string_view name() const override { return "Skipper"; }
+  Status preFilter(CycleState&, const PodInfo&) override {
+    return skip_filter ? Status::skip() : Status::success();
+  }
+  const PreFilterExtensions* preFilterExtensions() const override { return this; }
+  Status addPod(CycleState&, const PodInfo&, const PodInfo&, const NodeInfo&) const override {
+    ++adds;
+    return Status::success();
+  }
+  Status removePod(CycleState&, const PodInfo&, const PodInfo&, const NodeInfo&) const override {
+    ++removes;
+    return Status::success();
+  }
+  Status filter(const CycleState&, const PodInfo&, const NodeInfo&) const override {
+    ++filters;
+    return Status::unschedulable("refused by Skipper");
+  }
+  Status preScore(CycleState&, const PodInfo&, const std::vector<const NodeInfo*>&) override {
+    return skip_score ? Status::skip() : Status::success();
+  }
+  Status score(const CycleState&, const PodInfo&, const NodeInfo&,
+               std::int64_t& out) const override {
+    ++scores;
+    out = 7;
+    return Status::success();
+  }
+  bool hasNormalizeScore() const override { return true; }
+  Status normalizeScore(const CycleState&, const PodInfo&, std::vector<NodeScore>&) const override {
+    ++normalizes;
+    return Status::success();
+  }
+};
+
 class NullCluster final : public ClusterView {
  public:
+  /// Pods nominated to a node, by node name.
+  std::map<std::string, std::vector<std::shared_ptr<const PodInfo>>, std::less<>> nominated;
   std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view) const override {
     return nullptr;
   }
   std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
+  std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(
+      std::string_view node) const override {
+    auto it = nominated.find(node);
+    return it == nominated.end() ? std::vector<std::shared_ptr<const PodInfo>>{} : it->second;
+  }
+  bool anyNominatedPods() const override { return !nominated.empty(); }
 };
 
 struct Fixture {
   std::shared_ptr<ModuloFilter> filter = std::make_shared<ModuloFilter>();
   std::shared_ptr<RecordingBinder> binder = std::make_shared<RecordingBinder>();
+  std::shared_ptr<Skipper> skipper = std::make_shared<Skipper>();
+  std::shared_ptr<FlatScore> flat = std::make_shared<FlatScore>();
   PluginRegistry registry;
   NullCluster cluster;
   Parallelizer parallelizer{4};
@@ -139,8 +202,19 @@ struct Fixture {
     registry.add("Sort", fixed(std::make_shared<PrioritySortFake>()));
     registry.add("Modulo", fixed(filter));
     registry.add("Index", fixed(std::make_shared<IndexScore>()));
-    registry.add("Flat", fixed(std::make_shared<FlatScore>()));
+    registry.add("Flat", fixed(flat));
     registry.add("Binder", fixed(binder));
+    registry.add("Skipper", fixed(skipper));
+  }
+
+  /// The usual profile with Skipper at PreFilter, Filter, PreScore and Score (weight 2).
+  config::Profile withSkipper(std::vector<std::string> scores) const {
+    config::Profile p = profile(std::move(scores));
+    p.merged[ExtensionPoint::kPreFilter].enabled.push_back({"Skipper", 0, ""});
+    p.merged[ExtensionPoint::kFilter].enabled.push_back({"Skipper", 0, ""});
+    p.merged[ExtensionPoint::kPreScore].enabled.push_back({"Skipper", 0, ""});
+    p.merged[ExtensionPoint::kScore].enabled.push_back({"Skipper", 2, ""});
+    return p;
   }
 
   config::Profile profile(std::vector<std::string> scores) const {
@@ -191,6 +265,31 @@ TEST_CASE("parallelFor visits every index once, and stops handing out work when 
   // At most one chunk (sqrt(10000) = 100) per worker after the stop.
   CHECK(calls.load() < 10 + 100 * p.workers());
   p.parallelFor(0, [&](std::size_t) { FAIL("called for an empty range"); });
+}
+
+TEST_CASE("forChunks covers every index once in whole chunks job after job") {
+  Parallelizer p(4);
+  std::vector<std::atomic<int>> seen(1000);
+  std::atomic<int> empty_chunks{0};  // Catch's assertions are for the test's own thread
+  for (int round = 0; round < 200; ++round) {
+    std::atomic<std::size_t> sum{0};
+    p.forChunks(seen.size(), [&](std::size_t begin, std::size_t end) {
+      if (begin >= end)
+        ++empty_chunks;
+      for (std::size_t i = begin; i < end; ++i) {
+        ++seen[i];
+        sum += i;
+      }
+    });
+    REQUIRE(sum.load() == 999 * 1000 / 2);
+    // Now and then a pause longer than the workers' spin, so that they go to sleep and the
+    // next job has to wake them.
+    if (round % 50 == 49)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  CHECK(empty_chunks.load() == 0);
+  for (auto& s : seen)
+    CHECK(s.load() == 200);
 }
 
 TEST_CASE("a pod goes to the best-scoring node that passes every filter") {
@@ -272,6 +371,64 @@ TEST_CASE("the filter pass stops at the wanted count and the next pass starts af
   CHECK(f.filter->calls.load() < 1000);
 }
 
+TEST_CASE("the filter pass keeps the first fitting nodes from the start whatever the threads do") {
+  Fixture f;
+  f.filter->modulo = 3;
+  auto fw = Framework::create(f.profile({}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(3000);
+  (*fw)->setSnapshot(&snap);
+  CycleState state;
+  PodInfo pod;
+  int mismatches = 0;
+  for (int round = 0; round < 100; ++round) {
+    const std::size_t start = static_cast<std::size_t>(round) * 37 % 3000;
+    auto out = (*fw)->findNodesThatPassFilters(state, pod, start, 200);
+    REQUIRE(out.feasible.size() == 200);
+    // What one thread going node by node would keep.
+    std::size_t at = start, kept = 0, looked = 0;
+    while (kept < 200) {
+      const std::size_t i = at % 3000;
+      ++looked;
+      if (i % 3 == 0 && out.feasible[kept++]->name() != "n" + std::to_string(i))
+        ++mismatches;
+      ++at;
+    }
+    if (out.processed != looked)
+      ++mismatches;
+  }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("nodes filtered past the wanted-th fit change nothing") {
+  Fixture f;
+  f.filter->error_at = 7;  // odd nodes fail; n7 would be an error
+  auto fw = Framework::create(f.profile({}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(20);
+  (*fw)->setSnapshot(&snap);
+  CycleState state;
+  PodInfo pod;
+  auto out = (*fw)->findNodesThatPassFilters(state, pod, 0, 3);
+  CHECK(out.error.ok());  // n7 may have been looked at, but after the pass was complete
+  REQUIRE(out.feasible.size() == 3);
+  CHECK(out.feasible[2]->name() == "n4");
+  CHECK(out.processed == 5);  // the next pass starts at n5
+  CHECK(out.failed.size() == 2);
+  CHECK(out.failed.count("n1") == 1);
+  CHECK(out.failed.count("n3") == 1);
+  CHECK(out.failed.at("n1").plugin() == "Modulo");
+
+  // Started past the wanted nodes, the error is reached first and ends the pass.
+  auto err = (*fw)->findNodesThatPassFilters(state, pod, 5, 3);
+  CHECK(err.error.code() == Code::kError);
+  CHECK(err.error.plugin() == "Modulo");
+  // A second pass over the same nodes sees the same (the scratch was cleared).
+  auto again = (*fw)->findNodesThatPassFilters(state, pod, 0, 3);
+  CHECK(again.processed == 5);
+  CHECK(again.feasible.size() == 3);
+}
+
 TEST_CASE("weights multiply normalised scores; ties are broken among the best only") {
   Fixture f;
   f.filter->modulo = 1;
@@ -337,4 +494,136 @@ TEST_CASE("PreBind then Bind, a skipping binder passes the pod on") {
   (*fw)->runPreBindAndBind(std::make_shared<CycleState>(), pod, "n1",
                            [&](Status s) { result = std::move(s); });
   CHECK(result.code() == Code::kError);
+}
+
+TEST_CASE("a PreFilter answering Skip: its Filter and AddPod/RemovePod do not run") {
+  Fixture f;
+  f.filter->modulo = 1;
+  auto fw = Framework::create(f.withSkipper({}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(6);
+  (*fw)->setSnapshot(&snap);
+  PodInfo pod;
+  pod.name = "p";
+  const NodeInfo& n0 = *snap.nodes()[0];
+
+  CycleState state;
+  REQUIRE((*fw)->runPreFilterPlugins(state, pod).ok());  // Skip is not a failure
+  CHECK(state.skip_filter_plugins != 0);
+  auto out = (*fw)->findNodesThatPassFilters(state, pod, 0, 6);
+  CHECK(out.feasible.size() == 6);  // Skipper would refuse every node
+  CHECK((*fw)->runFilterPlugins(state, pod, n0).ok());
+  CHECK((*fw)->runPreFilterAddPod(state, pod, pod, n0).ok());
+  CHECK((*fw)->runPreFilterRemovePod(state, pod, pod, n0).ok());
+  CHECK(f.skipper->filters.load() == 0);
+  CHECK(f.skipper->adds == 0);
+  CHECK(f.skipper->removes == 0);
+
+  // The skip set travels with the clone preemption and nominated pods work on.
+  CycleState copy = state.clone();
+  CHECK((*fw)->runFilterPlugins(copy, pod, n0).ok());
+  CHECK((*fw)->runPreFilterAddPod(copy, pod, pod, n0).ok());
+  CHECK(f.skipper->filters.load() == 0);
+  CHECK(f.skipper->adds == 0);
+
+  // A nominated pod on n0 goes through AddPod: not to the skipped plugin.
+  auto nominated = std::make_shared<PodInfo>();
+  nominated->name = "nominated";
+  nominated->uid = "nominated";
+  nominated->priority = 10;
+  f.cluster.nominated["n0"] = {nominated};
+  CHECK((*fw)->runFilterPluginsWithNominatedPods(state, pod, n0).ok());
+  CHECK(f.skipper->adds == 0);
+  CHECK(f.skipper->filters.load() == 0);
+
+  // The next cycle starts a fresh skip set: without Skip the plugin runs everywhere.
+  f.skipper->skip_filter = false;
+  REQUIRE((*fw)->runPreFilterPlugins(state, pod).ok());
+  CHECK(state.skip_filter_plugins == 0);
+  CHECK((*fw)->runFilterPluginsWithNominatedPods(state, pod, n0).code() == Code::kUnschedulable);
+  CHECK(f.skipper->adds == 1);
+  CHECK(f.skipper->filters.load() == 1);
+  CHECK((*fw)->runPreFilterRemovePod(state, pod, pod, n0).ok());
+  CHECK(f.skipper->removes == 1);
+}
+
+TEST_CASE("a PreScore answering Skip: its Score and NormalizeScore do not run") {
+  Fixture f;
+  f.filter->modulo = 1;
+  auto fw = Framework::create(f.withSkipper({"Index"}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(5);
+  (*fw)->setSnapshot(&snap);
+  PodInfo pod;
+  std::vector<const NodeInfo*> list;
+  for (const auto& n : snap.nodes())
+    list.push_back(n.get());
+
+  CycleState state;
+  REQUIRE((*fw)->runPreScorePlugins(state, pod, list).ok());
+  CHECK(state.skip_score_plugins != 0);
+  auto skipped = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE(skipped);
+  CHECK(f.skipper->scores.load() == 0);
+  CHECK(f.skipper->normalizes == 0);
+  // Index alone (x2): 0, 50, 100, 150, 200; Skipper's contribution is left out.
+  CHECK((*skipped)[1].score == 50);
+  CHECK((*skipped)[4].score == 200);
+
+  CycleState copy = state.clone();
+  REQUIRE((*fw)->runScorePlugins(copy, pod, list));
+  CHECK(f.skipper->scores.load() == 0);
+
+  f.skipper->skip_score = false;
+  REQUIRE((*fw)->runPreScorePlugins(state, pod, list).ok());
+  CHECK(state.skip_score_plugins == 0);
+  auto scored = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE(scored);
+  CHECK(f.skipper->scores.load() == 5);
+  CHECK(f.skipper->normalizes == 1);
+  CHECK((*scored)[1].score == 50 + 7 * 2);
+}
+
+TEST_CASE("every Score plugin skipped: every node ties at 0") {
+  Fixture f;
+  f.filter->modulo = 1;
+  auto fw = Framework::create(f.withSkipper({}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(3);
+  (*fw)->setSnapshot(&snap);
+  PodInfo pod;
+  std::vector<const NodeInfo*> list;
+  for (const auto& n : snap.nodes())
+    list.push_back(n.get());
+  CycleState state;
+  REQUIRE((*fw)->runPreScorePlugins(state, pod, list).ok());
+  auto scores = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE(scores);
+  REQUIRE(scores->size() == 3);
+  for (const auto& s : *scores)
+    CHECK(s.score == 0);
+  CHECK((*scores)[2].name == "n2");
+}
+
+TEST_CASE("a score out of 0 to 100 is an error naming the first plugin and node") {
+  Fixture f;
+  f.filter->modulo = 1;
+  f.flat->bad_node = 3;
+  auto fw = Framework::create(f.profile({"Index", "Flat"}), f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(200);
+  (*fw)->setSnapshot(&snap);
+  PodInfo pod;
+  std::vector<const NodeInfo*> list;
+  for (const auto& n : snap.nodes())
+    list.push_back(n.get());
+  CycleState state;
+  auto scores = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE_FALSE(scores);
+  CHECK(scores.error().message ==
+        "plugin Flat returned an invalid score 150 for node n3: must be in [0, 100]");
+  f.flat->bad_node = -1;
+  auto fine = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE(fine);
+  CHECK((*fine)[199].score == 200 + 100);
 }

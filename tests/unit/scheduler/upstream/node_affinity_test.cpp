@@ -202,6 +202,18 @@ TEST_CASE("NodeAffinity Filter table (kube-scheduler 1.20)", "[scheduler][upstre
       CHECK(st.code() == Code::kUnschedulableAndUnresolvable);
       CHECK(st.reasons() == std::vector<std::string>{c.reason});
     }
+    // PreFilter (v1beta2+ profiles) skips Filter only when nothing is required of any node.
+    NodeAffinity pre(argsFrom(c.args));
+    CycleState state;
+    const Status pf = pre.preFilter(state, pod);
+    CHECK((pf.ok() || pf.isSkip()));
+    // A null requiredDuringScheduling... requires nothing, whatever the JSON spells.
+    const bool requires_something = !c.node_selector.empty() ||
+                                    (pod.node_affinity && pod.node_affinity->required) ||
+                                    c.args.find("required") != std::string::npos;
+    CHECK(pf.isSkip() == !requires_something);
+    if (pf.isSkip())
+      CHECK(st.ok());
   }
 }
 
@@ -284,6 +296,18 @@ TEST_CASE("NodeAffinity Score table (kube-scheduler 1.20)", "[scheduler][upstrea
     }
     CHECK(raw == c.raw);
     CHECK(scoreAll(plugin, CycleState{}, pod, nodes) == c.normalized);
+    // PreScore (later upstream's) answers Skip exactly when no preferred term exists, and then
+    // every node scored the same.
+    NodeAffinity pre(argsFrom(c.args));
+    CycleState state;
+    const Status st = pre.preScore(state, pod, {});
+    const bool has_preferred = !c.affinity.empty() || !c.args.empty();
+    CHECK(st.isSkip() == !has_preferred);
+    CHECK((st.ok() || st.isSkip()));
+    if (st.isSkip()) {
+      for (const auto n : c.normalized)
+        CHECK(n == c.normalized.front());
+    }
   }
 }
 

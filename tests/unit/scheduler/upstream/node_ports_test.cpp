@@ -70,8 +70,11 @@ TEST_CASE("NodePorts table (kube-scheduler 1.20)", "[scheduler][upstream]") {
     PodInfo pod;
     pod.host_ports = ports(c.pod);
     CycleState state;
-    REQUIRE(plugin.preFilter(state, pod).ok());
-    const Status st = plugin.filter(state, pod, node);
+    const Status pre = plugin.preFilter(state, pod);
+    // A pod without host ports gets Skip: the framework passes every node without Filter.
+    CHECK(pre.isSkip() == c.pod.empty());
+    REQUIRE((pre.ok() || pre.isSkip()));
+    const Status st = pre.isSkip() ? Status::success() : plugin.filter(state, pod, node);
     if (c.fits) {
       CHECK(st.ok());
     } else {
@@ -80,6 +83,26 @@ TEST_CASE("NodePorts table (kube-scheduler 1.20)", "[scheduler][upstream]") {
             std::vector<std::string>{"node(s) didn't have free ports for the requested pod ports"});
     }
   }
+}
+
+TEST_CASE("NodePorts PreFilter answers Skip only for a pod without host ports",
+          "[scheduler][upstream]") {
+  NodePorts plugin;
+  CycleState state;
+  PodInfo none;
+  CHECK(plugin.preFilter(state, none).isSkip());
+  // Port 0 asks for no host port (a hand-made pod; the API keeps only real ones).
+  PodInfo zero;
+  zero.host_ports = ports({"TCP/0.0.0.0/0"});
+  CHECK(plugin.preFilter(state, zero).isSkip());
+  CHECK(state.read<StateData>("PreFilterNodePorts") == nullptr);
+  PodInfo one;
+  one.host_ports = ports({"TCP/0.0.0.0/0", "UDP/0.0.0.0/53"});
+  REQUIRE(plugin.preFilter(state, one).ok());
+  PodInfo existing;
+  existing.host_ports = ports({"UDP/10.0.0.1/53"});
+  CHECK(plugin.filter(state, one, makeNodeInfo(makeNode("n1"), {existing})).code() ==
+        Code::kUnschedulable);
 }
 
 TEST_CASE("NodePorts Filter without PreFilter is an error", "[scheduler][upstream]") {

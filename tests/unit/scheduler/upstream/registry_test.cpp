@@ -116,7 +116,11 @@ TEST_CASE("upstream factories build plugins with the 1.20 extension points",
       {"NodeUnschedulable", kV1beta2, {.filter = true}},
       {"NodeName", kV1beta2, {.filter = true}},
       {"NodePorts", kV1beta2, {.pre_filter = true, .filter = true}},
-      {"NodeAffinity", kV1beta2, {.filter = true, .score = true}},
+      // PreFilter and PreScore are later upstream's (they only answer Skip or Success); 1.20
+      // (v1beta1) profiles do not list NodeAffinity there, so they never call them.
+      {"NodeAffinity",
+       kV1beta2,
+       {.pre_filter = true, .filter = true, .pre_score = true, .score = true}},
       {"TaintToleration", kV1beta2, {.filter = true, .pre_score = true, .score = true}},
       {"NodeResourcesFit", kV1beta1, {.pre_filter = true, .filter = true}},
       {"NodeResourcesFit", kV1beta2, {.pre_filter = true, .filter = true, .score = true}},

@@ -141,6 +141,27 @@ TEST_CASE("TaintToleration Score table (kube-scheduler 1.20)", "[scheduler][upst
   }
 }
 
+TEST_CASE("TaintToleration PreScore answers Skip when no candidate has a PreferNoSchedule taint",
+          "[scheduler][upstream]") {
+  TaintToleration plugin;
+  auto plain = makeNode("plain");
+  auto hard = makeNode("hard");
+  hard->taints = taints(R"([{"key":"foo","value":"bar","effect":"NoSchedule"}])");
+  auto soft = makeNode("soft");
+  soft->taints = taints(R"([{"key":"foo","value":"bar","effect":"PreferNoSchedule"}])");
+  const NodeInfo a = makeNodeInfo(plain), b = makeNodeInfo(hard), c = makeNodeInfo(soft);
+  PodInfo pod;
+  CycleState state;
+  // 1.20 scored both 0 and normalised both to 100: the plugin may be left out.
+  CHECK(plugin.preScore(state, pod, {&a, &b}).isSkip());
+  CHECK(state.read<StateData>("PreScoreTaintToleration") == nullptr);
+  // One soft taint among the candidates: the scores differ, Score runs.
+  REQUIRE(plugin.preScore(state, pod, {&a, &c}).ok());
+  std::int64_t s = -1;
+  REQUIRE(plugin.score(state, pod, c, s).ok());
+  CHECK(s == 1);
+}
+
 TEST_CASE("TaintToleration Score without PreScore is an error", "[scheduler][upstream]") {
   std::int64_t s = 0;
   const Status st =

@@ -54,6 +54,16 @@ InterPodAffinity::InterPodAffinity(std::shared_ptr<const InterPodAffinityArgs> a
 
 Status InterPodAffinity::preFilter(CycleState& state, const PodInfo& pod) {
   const Snapshot& snapshot = handle_->snapshot();
+  const bool has_affinity = !pod.pod_affinity.required.empty();
+  const bool has_anti_affinity = !pod.pod_anti_affinity.required.empty();
+  // Nothing can fail the pod when it has no required terms of its own and no existing pod's
+  // anti-affinity selects it: Filter would pass every node and RemovePod (preemption's
+  // victims) would change nothing. Later upstream answers Skip then; we also wait for no pod to
+  // be nominated anywhere, since 1.20 counts a nominated pod's anti-affinity through AddPod.
+  const bool may_skip =
+      !has_affinity && !has_anti_affinity && !handle_->cluster().anyNominatedPods();
+  if (may_skip && snapshot.nodesWithRequiredAntiAffinity().empty())
+    return Status::skip();
   auto s = std::make_unique<PreFilterState>();
 
   for (const auto& node : snapshot.nodesWithRequiredAntiAffinity()) {
@@ -63,8 +73,8 @@ Status InterPodAffinity::preFilter(CycleState& state, const PodInfo& pod) {
       countExistingAntiAffinity(s->existing_anti_affinity, pod, *existing, node->node->labels, 1);
   }
 
-  const bool has_affinity = !pod.pod_affinity.required.empty();
-  const bool has_anti_affinity = !pod.pod_anti_affinity.required.empty();
+  if (may_skip && s->existing_anti_affinity.empty())
+    return Status::skip();
   if (has_affinity || has_anti_affinity) {
     for (const auto& node : snapshot.nodes()) {
       if (!node->node)
@@ -80,14 +90,14 @@ Status InterPodAffinity::preFilter(CycleState& state, const PodInfo& pod) {
     s->pod_matches_own_affinity = podMatchesAllTerms(pod, pod.pod_affinity.required);
   }
 
-  state.write(kPreFilterStateKey, std::move(s));
+  state.write(kPreFilterState, std::move(s));
   return Status::success();
 }
 
 Status InterPodAffinity::update(CycleState& state, const PodInfo& pod_to_schedule,
                                 const PodInfo& pod, const NodeInfo& node,
                                 std::int64_t delta) const {
-  auto* s = state.readMutable<PreFilterState>(kPreFilterStateKey);
+  auto* s = state.readMutable<PreFilterState>(kPreFilterState);
   if (s == nullptr)
     return stateNotFound();
   if (!node.node)
@@ -113,7 +123,7 @@ Status InterPodAffinity::filter(const CycleState& state, const PodInfo& pod,
                                 const NodeInfo& node) const {
   if (!node.node)
     return Status::error("node not found");
-  const auto* s = state.read<PreFilterState>(kPreFilterStateKey);
+  const auto* s = state.read<PreFilterState>(kPreFilterState);
   if (s == nullptr)
     return stateNotFound();
   const kube::Labels& labels = node.node->labels;

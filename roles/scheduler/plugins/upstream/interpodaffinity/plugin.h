@@ -38,7 +38,8 @@ class InterPodAffinity final : public PreFilterPlugin,
 
   /// Counts, once per pod, the topology pairs Filter needs: existing pods' required
   /// anti-affinity matching the pod (only nodes listed with such pods are walked) and, when
-  /// the pod has required terms, the pods matching its affinity and anti-affinity.
+  /// the pod has required terms, the pods matching its affinity and anti-affinity. Skip when
+  /// nothing can fail the pod (no required terms, no anti-affinity towards it, no nominations).
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   const PreFilterExtensions* preFilterExtensions() const override { return this; }
   Status addPod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_add,
@@ -51,7 +52,8 @@ class InterPodAffinity final : public PreFilterPlugin,
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
 
   /// Sums weights per topology pair over all nodes' pods when the pod has preferred terms,
-  /// else over the pods with (anti-)affinity only (they alone can contribute).
+  /// else over the pods with (anti-)affinity only (they alone can contribute). Skip when no
+  /// term touches any domain (every node would score 0).
   Status preScore(CycleState& state, const PodInfo& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   /// Raw: the sum over the node's topology pairs; negative for anti-affinity.

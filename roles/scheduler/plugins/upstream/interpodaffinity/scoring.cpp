@@ -69,9 +69,13 @@ Status InterPodAffinity::preScore(CycleState& state, const PodInfo& pod,
     }
   }
 
+  // No term touches any domain: every node would score 0 and normalise to 0, so leaving the
+  // plugin out changes no placement (later upstream's Skip).
+  if (scores->empty())
+    return Status::skip();
   auto s = std::make_unique<PreScoreState>();
   s->scores = std::move(scores);
-  state.write(kPreScoreStateKey, std::move(s));
+  state.write(kPreScoreState, std::move(s));
   return Status::success();
 }
 
@@ -80,7 +84,7 @@ Status InterPodAffinity::score(const CycleState& state, const PodInfo&, const No
   if (!node.node)
     return Status::error(
         fmt::format("getting node \"{}\" from Snapshot: node is nil", node.name()));
-  const auto* s = state.read<PreScoreState>(kPreScoreStateKey);
+  const auto* s = state.read<PreScoreState>(kPreScoreState);
   if (s == nullptr || s->scores == nullptr)
     return stateNotFound();
   score = s->scores->empty() ? 0 : s->scores->sumOn(node.node->labels);
@@ -89,7 +93,7 @@ Status InterPodAffinity::score(const CycleState& state, const PodInfo&, const No
 
 Status InterPodAffinity::normalizeScore(const CycleState& state, const PodInfo&,
                                         std::vector<NodeScore>& scores) const {
-  const auto* s = state.read<PreScoreState>(kPreScoreStateKey);
+  const auto* s = state.read<PreScoreState>(kPreScoreState);
   if (s == nullptr || s->scores == nullptr)
     return stateNotFound();
   if (s->scores->empty())

@@ -12,6 +12,9 @@ namespace koord::roles::scheduler::upstream::interpodaffinity {
 
 inline constexpr std::string_view kPreFilterStateKey = "PreFilterInterPodAffinity";
 inline constexpr std::string_view kPreScoreStateKey = "PreScoreInterPodAffinity";
+/// The same keys interned: Filter and Score read them on every node.
+inline const StateKey kPreFilterState{kPreFilterStateKey};
+inline const StateKey kPreScoreState{kPreScoreStateKey};
 
 struct PreFilterState final : StateData {
   /// Existing pods whose required anti-affinity terms match the incoming pod.

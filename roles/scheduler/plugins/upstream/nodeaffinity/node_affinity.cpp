@@ -185,8 +185,28 @@ Status NodeAffinity::filter(const CycleState&, const PodInfo& pod, const NodeInf
     return Status::unresolvable(std::string(kErrReasonEnforced));
   }
   const kube::NodeAffinity* affinity = pod.node_affinity ? &*pod.node_affinity : nullptr;
+  // Most pods select no nodes at all: nothing to match against the node's labels.
+  if (pod.node_selector.empty() && (affinity == nullptr || !affinity->required))
+    return Status::success();
   if (!kube::podMatchesNodeSelectorAndAffinityTerms(pod.node_selector, affinity, n.labels, n.name))
     return Status::unresolvable(std::string(kErrReasonNodeSelector));
+  return Status::success();
+}
+
+Status NodeAffinity::preFilter(CycleState&, const PodInfo& pod) {
+  const bool added = args_->added_affinity && args_->added_affinity->required;
+  const bool own = !pod.node_selector.empty() || (pod.node_affinity && pod.node_affinity->required);
+  if (!added && !own)
+    return Status::skip();
+  return Status::success();
+}
+
+Status NodeAffinity::preScore(CycleState&, const PodInfo& pod,
+                              const std::vector<const NodeInfo*>&) {
+  const bool added = args_->added_affinity && !args_->added_affinity->preferred.empty();
+  const bool own = pod.node_affinity && !pod.node_affinity->preferred.empty();
+  if (!added && !own)
+    return Status::skip();
   return Status::success();
 }
 

@@ -29,12 +29,23 @@ struct NodeAffinityArgs final : PluginArgs {
 kube::Expected<std::shared_ptr<const NodeAffinityArgs>> decodeNodeAffinityArgs(
     const boost::json::value* args, std::string_view api_version);
 
-class NodeAffinity final : public FilterPlugin, public ScorePlugin {
+class NodeAffinity final : public PreFilterPlugin,
+                           public FilterPlugin,
+                           public PreScorePlugin,
+                           public ScorePlugin {
  public:
   explicit NodeAffinity(std::shared_ptr<const NodeAffinityArgs> args);
 
   std::string_view name() const override { return kNodeAffinityName; }
+  /// Skip when neither the pod (nodeSelector, required terms) nor the args require anything:
+  /// Filter would pass every node. v1beta2+ default profiles list it here (upstream 1.22+);
+  /// v1beta1's do not, and there Filter runs on every node as in 1.20.
+  Status preFilter(CycleState& state, const PodInfo& pod) override;
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  /// Skip when neither the pod nor the args have preferred terms: every node would score 0
+  /// (later upstream's PreScore; 1.20 had none, so only profiles listing it here run it).
+  Status preScore(CycleState& state, const PodInfo& pod,
+                  const std::vector<const NodeInfo*>& nodes) override;
   Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                std::int64_t& score) const override;
   bool hasNormalizeScore() const override { return true; }

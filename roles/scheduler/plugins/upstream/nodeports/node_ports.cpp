@@ -1,5 +1,7 @@
 #include "plugins/upstream/nodeports/node_ports.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "framework/plugin_registry.h"
@@ -11,6 +13,7 @@ namespace koord::roles::scheduler::upstream {
 namespace {
 
 constexpr std::string_view kPreFilterStateKey = "PreFilterNodePorts";
+const StateKey kPreFilterState{kPreFilterStateKey};
 
 struct PortsState final : StateData {
   std::vector<HostPort> ports;
@@ -29,14 +32,19 @@ bool fitsPorts(const std::vector<HostPort>& ports, const NodeInfo& node) {
 }
 
 Status NodePorts::preFilter(CycleState& state, const PodInfo& pod) {
+  // Without a host port the pod conflicts with nothing: its Filter need not run (later
+  // upstream's Skip; 1.20 passed every node).
+  if (std::none_of(pod.host_ports.begin(), pod.host_ports.end(),
+                   [](const HostPort& p) { return p.port > 0; }))
+    return Status::skip();
   auto data = std::make_unique<PortsState>();
   data->ports = pod.host_ports;
-  state.write(kPreFilterStateKey, std::move(data));
+  state.write(kPreFilterState, std::move(data));
   return Status::success();
 }
 
 Status NodePorts::filter(const CycleState& state, const PodInfo&, const NodeInfo& node) const {
-  const auto* s = state.read<PortsState>(kPreFilterStateKey);
+  const auto* s = state.read<PortsState>(kPreFilterState);
   if (s == nullptr)
     return Status::error(
         fmt::format("error reading \"{}\" from cycleState: not found", kPreFilterStateKey));

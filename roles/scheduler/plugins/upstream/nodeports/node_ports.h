@@ -1,5 +1,5 @@
 // NodePorts: a pod's hostPorts must be free on the node (same protocol and port, overlapping
-// host IP, 0.0.0.0 overlapping all). PreFilter keeps the pod's ports for every node's Filter.
+// host IP, 0.0.0.0 overlapping all). PreFilter keeps the ports, or Skips a pod without any.
 #pragma once
 
 #include <string_view>

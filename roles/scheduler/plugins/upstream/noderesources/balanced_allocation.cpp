@@ -49,15 +49,15 @@ decodeNodeResourcesBalancedAllocationArgs(const boost::json::value* args,
 
 NodeResourcesBalancedAllocation::NodeResourcesBalancedAllocation(
     std::shared_ptr<const NodeResourcesBalancedAllocationArgs> args)
-    : args_(args ? std::move(args)
-                 : std::make_shared<const NodeResourcesBalancedAllocationArgs>()) {}
+    : args_(args ? std::move(args) : std::make_shared<const NodeResourcesBalancedAllocationArgs>()),
+      resources_(resolveResources(args_->resources)) {}
 
 Status NodeResourcesBalancedAllocation::score(const CycleState&, const PodInfo& pod,
                                               const NodeInfo& node, std::int64_t& score) const {
   if (!node.node)
     return Status::error("node not found");
-  score = args_->resources.empty() ? balancedAllocationScore(node, pod)
-                                   : balancedAllocationScore(node, pod, args_->resources);
+  score = resources_.empty() ? balancedAllocationScore(node, pod)
+                             : balancedAllocationScore(node, pod, resources_);
   return Status::success();
 }
 

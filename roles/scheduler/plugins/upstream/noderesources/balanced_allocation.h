@@ -38,6 +38,7 @@ class NodeResourcesBalancedAllocation final : public ScorePlugin {
 
  private:
   std::shared_ptr<const NodeResourcesBalancedAllocationArgs> args_;
+  std::vector<ResolvedResource> resources_;  // args_->resources, resolved once
 };
 
 }  // namespace koord::roles::scheduler::upstream

@@ -23,9 +23,14 @@ using kube::jsonfields::field;
 using kube::jsonfields::indexPath;
 
 constexpr std::string_view kPreFilterStateKey = "PreFilterNodeResourcesFit";
+const StateKey kPreFilterState{kPreFilterStateKey};
 
 struct FitState final : StateData {
   Resource request;
+  /// What Filter compares on every node, worked out once per pod: whether the pod requests
+  /// anything at all, and its scalar requests less the ignored ones.
+  bool requests_nothing = false;
+  std::vector<std::pair<std::string, std::int64_t>> checked_scalars;
   std::unique_ptr<StateData> clone() const override { return std::make_unique<FitState>(*this); }
 };
 
@@ -192,18 +197,42 @@ NodeResourcesFit::NodeResourcesFit(std::shared_ptr<const NodeResourcesFitArgs> a
 Status NodeResourcesFit::preFilter(CycleState& state, const PodInfo& pod) {
   auto data = std::make_unique<FitState>();
   data->request = pod.requests;
-  state.write(kPreFilterStateKey, std::move(data));
+  const Resource& r = data->request;
+  data->requests_nothing =
+      r.milli_cpu == 0 && r.memory == 0 && r.ephemeral_storage == 0 && r.scalar.empty();
+  for (const auto& scalar : r.scalar) {
+    if (!ignored(scalar.first, *args_))
+      data->checked_scalars.push_back(scalar);
+  }
+  state.write(kPreFilterState, std::move(data));
   return Status::success();
 }
 
 Status NodeResourcesFit::filter(const CycleState& state, const PodInfo&,
                                 const NodeInfo& node) const {
-  const auto* s = state.read<FitState>(kPreFilterStateKey);
+  const auto* s = state.read<FitState>(kPreFilterState);
   if (s == nullptr)
     return Status::error(
         fmt::format("error reading \"{}\" from cycleState: not found", kPreFilterStateKey));
   if (!node.node)
     return Status::error("node not found");
+  // The common verdict, fits, without building the list of what is short (the same checks as
+  // fitsRequest, which runs only for a node that fails to word the reasons).
+  const Resource& alloc = node.node->allocatable;
+  const Resource& used = node.requested;
+  const Resource& want = s->request;
+  bool fits = static_cast<std::int64_t>(node.pods.size()) + 1 <= alloc.allowed_pod_number;
+  if (fits && !s->requests_nothing) {
+    fits = want.milli_cpu + used.milli_cpu <= alloc.milli_cpu &&
+           want.memory + used.memory <= alloc.memory &&
+           want.ephemeral_storage + used.ephemeral_storage <= alloc.ephemeral_storage;
+    for (std::size_t i = 0; fits && i < s->checked_scalars.size(); ++i) {
+      const auto& [name, amount] = s->checked_scalars[i];
+      fits = amount + used.scalarValue(name) <= alloc.scalarValue(name);
+    }
+  }
+  if (fits)
+    return Status::success();
   const auto insufficient = fitsRequest(s->request, node, *args_);
   if (insufficient.empty())
     return Status::success();
@@ -215,7 +244,10 @@ Status NodeResourcesFit::filter(const CycleState& state, const PodInfo&,
 }
 
 ScoringNodeResourcesFit::ScoringNodeResourcesFit(std::shared_ptr<const NodeResourcesFitArgs> args)
-    : NodeResourcesFit(std::move(args)) {}
+    : NodeResourcesFit(std::move(args)) {
+  if (args_->scoring_strategy)
+    resources_ = resolveResources(args_->scoring_strategy->resources);
+}
 
 Status ScoringNodeResourcesFit::score(const CycleState&, const PodInfo& pod, const NodeInfo& node,
                                       std::int64_t& score) const {
@@ -226,13 +258,13 @@ Status ScoringNodeResourcesFit::score(const CycleState&, const PodInfo& pod, con
   const ScoringStrategy& s = *args_->scoring_strategy;
   switch (s.type) {
     case ScoringStrategyType::kLeastAllocated:
-      score = leastAllocatedScore(node, pod, s.resources, ScorerRules::kScoringStrategy);
+      score = leastAllocatedScore(node, pod, resources_, ScorerRules::kScoringStrategy);
       break;
     case ScoringStrategyType::kMostAllocated:
-      score = mostAllocatedScore(node, pod, s.resources, ScorerRules::kScoringStrategy);
+      score = mostAllocatedScore(node, pod, resources_, ScorerRules::kScoringStrategy);
       break;
     case ScoringStrategyType::kRequestedToCapacityRatio:
-      score = requestedToCapacityRatioScore(node, pod, s.resources, s.shape);
+      score = requestedToCapacityRatioScore(node, pod, resources_, s.shape);
       break;
   }
   return Status::success();

@@ -83,6 +83,9 @@ class ScoringNodeResourcesFit final : public NodeResourcesFit, public ScorePlugi
   std::string_view name() const override { return kNodeResourcesFitName; }
   Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                std::int64_t& score) const override;
+
+ private:
+  std::vector<ResolvedResource> resources_;  // the strategy's resources, resolved once
 };
 
 }  // namespace koord::roles::scheduler::upstream

@@ -18,13 +18,14 @@ decodeNodeResourcesLeastAllocatedArgs(const boost::json::value* args, std::strin
 
 NodeResourcesLeastAllocated::NodeResourcesLeastAllocated(
     std::shared_ptr<const NodeResourcesLeastAllocatedArgs> args)
-    : args_(args ? std::move(args) : std::make_shared<const NodeResourcesLeastAllocatedArgs>()) {}
+    : args_(args ? std::move(args) : std::make_shared<const NodeResourcesLeastAllocatedArgs>()),
+      resources_(resolveResources(args_->resources)) {}
 
 Status NodeResourcesLeastAllocated::score(const CycleState&, const PodInfo& pod,
                                           const NodeInfo& node, std::int64_t& score) const {
   if (!node.node)
     return Status::error("node not found");
-  score = leastAllocatedScore(node, pod, args_->resources, ScorerRules::kV1_20);
+  score = leastAllocatedScore(node, pod, resources_, ScorerRules::kV1_20);
   return Status::success();
 }
 

@@ -34,6 +34,7 @@ class NodeResourcesLeastAllocated final : public ScorePlugin {
 
  private:
   std::shared_ptr<const NodeResourcesLeastAllocatedArgs> args_;
+  std::vector<ResolvedResource> resources_;  // args_->resources, resolved once
 };
 
 }  // namespace koord::roles::scheduler::upstream

@@ -18,13 +18,14 @@ decodeNodeResourcesMostAllocatedArgs(const boost::json::value* args, std::string
 
 NodeResourcesMostAllocated::NodeResourcesMostAllocated(
     std::shared_ptr<const NodeResourcesMostAllocatedArgs> args)
-    : args_(args ? std::move(args) : std::make_shared<const NodeResourcesMostAllocatedArgs>()) {}
+    : args_(args ? std::move(args) : std::make_shared<const NodeResourcesMostAllocatedArgs>()),
+      resources_(resolveResources(args_->resources)) {}
 
 Status NodeResourcesMostAllocated::score(const CycleState&, const PodInfo& pod,
                                          const NodeInfo& node, std::int64_t& score) const {
   if (!node.node)
     return Status::error("node not found");
-  score = mostAllocatedScore(node, pod, args_->resources, ScorerRules::kV1_20);
+  score = mostAllocatedScore(node, pod, resources_, ScorerRules::kV1_20);
   return Status::success();
 }
 

@@ -34,6 +34,7 @@ class NodeResourcesMostAllocated final : public ScorePlugin {
 
  private:
   std::shared_ptr<const NodeResourcesMostAllocatedArgs> args_;
+  std::vector<ResolvedResource> resources_;  // args_->resources, resolved once
 };
 
 }  // namespace koord::roles::scheduler::upstream

@@ -13,6 +13,10 @@ constexpr std::string_view kRequestsPrefix = "requests.";
 constexpr std::string_view kDefaultNamespacePrefix = "kubernetes.io/";
 constexpr std::int64_t kMaxUtilization = 100;
 
+const ResolvedResource kCPUResource{ResolvedResource::Kind::kCPU, std::string(kResourceCPU), 1};
+const ResolvedResource kMemoryResource{ResolvedResource::Kind::kMemory,
+                                       std::string(kResourceMemory), 1};
+
 bool isPrefixedNativeResource(std::string_view name) {
   return name.find(kDefaultNamespacePrefix) != std::string_view::npos;
 }
@@ -41,12 +45,12 @@ std::int64_t evaluateShape(const std::vector<UtilizationShapePoint>& shape,
 // for a pod that does not ask for it.
 template <typename Fn>
 std::int64_t weightedAverage(const NodeInfo& node, const PodInfo& pod,
-                             const std::vector<ResourceSpec>& resources, ScorerRules rules,
+                             const std::vector<ResolvedResource>& resources, ScorerRules rules,
                              Fn&& per_resource) {
   std::int64_t total = 0;
   std::int64_t weight_sum = 0;
   for (const auto& r : resources) {
-    const AllocatableRequested ar = allocatableAndRequested(node, pod, r.name);
+    const AllocatableRequested ar = allocatableAndRequested(node, pod, r);
     if (rules == ScorerRules::kScoringStrategy && ar.allocatable == 0)
       continue;
     total += per_resource(ar.requested, ar.allocatable) * r.weight;
@@ -115,13 +119,47 @@ std::int64_t mostRequestedScore(std::int64_t requested, std::int64_t capacity, S
   return requested * kMaxNodeScore / capacity;
 }
 
+std::vector<ResolvedResource> resolveResources(const std::vector<ResourceSpec>& resources) {
+  using Kind = ResolvedResource::Kind;
+  std::vector<ResolvedResource> out;
+  out.reserve(resources.size());
+  for (const auto& r : resources) {
+    Kind kind = Kind::kNone;
+    if (r.name == kResourceCPU)
+      kind = Kind::kCPU;
+    else if (r.name == kResourceMemory)
+      kind = Kind::kMemory;
+    else if (r.name == kResourceEphemeralStorage)
+      kind = Kind::kEphemeralStorage;
+    else if (isScalarResourceName(r.name))
+      kind = Kind::kScalar;
+    out.push_back({kind, r.name, r.weight});
+  }
+  return out;
+}
+
 std::int64_t leastAllocatedScore(const NodeInfo& node, const PodInfo& pod,
                                  const std::vector<ResourceSpec>& resources, ScorerRules rules) {
-  return weightedAverage(node, pod, resources, rules, leastRequestedScore);
+  return leastAllocatedScore(node, pod, resolveResources(resources), rules);
+}
+
+std::int64_t leastAllocatedScore(const NodeInfo& node, const PodInfo& pod,
+                                 const std::vector<ResolvedResource>& resources,
+                                 ScorerRules rules) {
+  // A lambda, not the function itself, so that the formula inlines into the loop.
+  return weightedAverage(node, pod, resources, rules,
+                         [](std::int64_t requested, std::int64_t capacity) {
+                           return leastRequestedScore(requested, capacity);
+                         });
 }
 
 std::int64_t mostAllocatedScore(const NodeInfo& node, const PodInfo& pod,
                                 const std::vector<ResourceSpec>& resources, ScorerRules rules) {
+  return mostAllocatedScore(node, pod, resolveResources(resources), rules);
+}
+
+std::int64_t mostAllocatedScore(const NodeInfo& node, const PodInfo& pod,
+                                const std::vector<ResolvedResource>& resources, ScorerRules rules) {
   return weightedAverage(node, pod, resources, rules,
                          [rules](std::int64_t requested, std::int64_t capacity) {
                            return mostRequestedScore(requested, capacity, rules);
@@ -131,10 +169,16 @@ std::int64_t mostAllocatedScore(const NodeInfo& node, const PodInfo& pod,
 std::int64_t requestedToCapacityRatioScore(const NodeInfo& node, const PodInfo& pod,
                                            const std::vector<ResourceSpec>& resources,
                                            const std::vector<UtilizationShapePoint>& shape) {
+  return requestedToCapacityRatioScore(node, pod, resolveResources(resources), shape);
+}
+
+std::int64_t requestedToCapacityRatioScore(const NodeInfo& node, const PodInfo& pod,
+                                           const std::vector<ResolvedResource>& resources,
+                                           const std::vector<UtilizationShapePoint>& shape) {
   std::int64_t total = 0;
   std::int64_t weight_sum = 0;
   for (const auto& r : resources) {
-    const AllocatableRequested ar = allocatableAndRequested(node, pod, r.name);
+    const AllocatableRequested ar = allocatableAndRequested(node, pod, r);
     if (ar.allocatable == 0)
       continue;
     std::int64_t resource_score;
@@ -156,8 +200,8 @@ std::int64_t requestedToCapacityRatioScore(const NodeInfo& node, const PodInfo& 
 }
 
 std::int64_t balancedAllocationScore(const NodeInfo& node, const PodInfo& pod) {
-  const AllocatableRequested cpu = allocatableAndRequested(node, pod, kResourceCPU);
-  const AllocatableRequested memory = allocatableAndRequested(node, pod, kResourceMemory);
+  const AllocatableRequested cpu = allocatableAndRequested(node, pod, kCPUResource);
+  const AllocatableRequested memory = allocatableAndRequested(node, pod, kMemoryResource);
   const double cpu_fraction = fractionOfCapacity(cpu.requested, cpu.allocatable);
   const double memory_fraction = fractionOfCapacity(memory.requested, memory.allocatable);
   // A node at or past capacity in either should never be preferred for balance.
@@ -169,11 +213,16 @@ std::int64_t balancedAllocationScore(const NodeInfo& node, const PodInfo& pod) {
 
 std::int64_t balancedAllocationScore(const NodeInfo& node, const PodInfo& pod,
                                      const std::vector<ResourceSpec>& resources) {
+  return balancedAllocationScore(node, pod, resolveResources(resources));
+}
+
+std::int64_t balancedAllocationScore(const NodeInfo& node, const PodInfo& pod,
+                                     const std::vector<ResolvedResource>& resources) {
   std::vector<double> fractions;
   fractions.reserve(resources.size());
   double total = 0;
   for (const auto& r : resources) {
-    const AllocatableRequested ar = allocatableAndRequested(node, pod, r.name);
+    const AllocatableRequested ar = allocatableAndRequested(node, pod, r);
     if (ar.allocatable == 0)
       continue;
     double f = static_cast<double>(ar.requested) / static_cast<double>(ar.allocatable);

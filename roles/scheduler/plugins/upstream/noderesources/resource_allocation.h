@@ -49,6 +49,39 @@ struct AllocatableRequested {
 AllocatableRequested allocatableAndRequested(const NodeInfo& node, const PodInfo& pod,
                                              std::string_view resource);
 
+/// A configured resource with its name resolved once to where its numbers live: the scorers
+/// run on every node, where comparing and classifying names each time would dominate.
+struct ResolvedResource {
+  enum class Kind : std::uint8_t { kCPU, kMemory, kEphemeralStorage, kScalar, kNone };
+  Kind kind = Kind::kNone;
+  std::string name;
+  std::int64_t weight = 1;
+};
+std::vector<ResolvedResource> resolveResources(const std::vector<ResourceSpec>& resources);
+
+/// allocatableAndRequested by a resolved resource (the same numbers).
+inline AllocatableRequested allocatableAndRequested(const NodeInfo& node, const PodInfo& pod,
+                                                    const ResolvedResource& r) {
+  if (!node.node)
+    return {};
+  const Resource& alloc = node.node->allocatable;
+  switch (r.kind) {
+    case ResolvedResource::Kind::kCPU:
+      return {alloc.milli_cpu, node.non_zero_requested.milli_cpu + pod.non_zero_requests.milli_cpu};
+    case ResolvedResource::Kind::kMemory:
+      return {alloc.memory, node.non_zero_requested.memory + pod.non_zero_requests.memory};
+    case ResolvedResource::Kind::kEphemeralStorage:
+      return {alloc.ephemeral_storage,
+              node.requested.ephemeral_storage + pod.requests.ephemeral_storage};
+    case ResolvedResource::Kind::kScalar:
+      return {alloc.scalarValue(r.name),
+              node.requested.scalarValue(r.name) + pod.requests.scalarValue(r.name)};
+    case ResolvedResource::Kind::kNone:
+      break;
+  }
+  return {};
+}
+
 /// Which release's rules a scorer follows.
 enum class ScorerRules {
   /// kube-scheduler 1.20 (the v1beta1 plugins): every configured resource is averaged in, one
@@ -65,12 +98,19 @@ std::int64_t mostRequestedScore(std::int64_t requested, std::int64_t capacity, S
 /// The weighted average of leastRequestedScore over `resources` (integer division).
 std::int64_t leastAllocatedScore(const NodeInfo& node, const PodInfo& pod,
                                  const std::vector<ResourceSpec>& resources, ScorerRules rules);
+std::int64_t leastAllocatedScore(const NodeInfo& node, const PodInfo& pod,
+                                 const std::vector<ResolvedResource>& resources, ScorerRules rules);
 std::int64_t mostAllocatedScore(const NodeInfo& node, const PodInfo& pod,
                                 const std::vector<ResourceSpec>& resources, ScorerRules rules);
+std::int64_t mostAllocatedScore(const NodeInfo& node, const PodInfo& pod,
+                                const std::vector<ResolvedResource>& resources, ScorerRules rules);
 /// The shape evaluated at each resource's utilization; resources scoring 0 are left out of the
 /// weighted average, which is rounded (scoringStrategy rules).
 std::int64_t requestedToCapacityRatioScore(const NodeInfo& node, const PodInfo& pod,
                                            const std::vector<ResourceSpec>& resources,
+                                           const std::vector<UtilizationShapePoint>& shape);
+std::int64_t requestedToCapacityRatioScore(const NodeInfo& node, const PodInfo& pod,
+                                           const std::vector<ResolvedResource>& resources,
                                            const std::vector<UtilizationShapePoint>& shape);
 /// 1.20's BalancedAllocation: (1 - |cpuFraction - memoryFraction|) * 100, 0 when either
 /// fraction reaches 1 (a node without cpu or memory counts as full).
@@ -79,5 +119,7 @@ std::int64_t balancedAllocationScore(const NodeInfo& node, const PodInfo& pod);
 /// standard deviation of the fractions (each capped at 1), nodes lacking a resource skip it.
 std::int64_t balancedAllocationScore(const NodeInfo& node, const PodInfo& pod,
                                      const std::vector<ResourceSpec>& resources);
+std::int64_t balancedAllocationScore(const NodeInfo& node, const PodInfo& pod,
+                                     const std::vector<ResolvedResource>& resources);
 
 }  // namespace koord::roles::scheduler::upstream

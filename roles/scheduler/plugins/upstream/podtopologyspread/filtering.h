@@ -19,6 +19,7 @@
 namespace koord::roles::scheduler::upstream::podtopologyspread {
 
 inline constexpr std::string_view kPreFilterStateKey = "PreFilterPodTopologySpread";
+inline const StateKey kPreFilterState{kPreFilterStateKey};
 
 struct CriticalPath {
   std::string_view value;

@@ -30,18 +30,21 @@ PodTopologySpread::PodTopologySpread(std::shared_ptr<const PodTopologySpreadArgs
       handle_(handle) {}
 
 Status PodTopologySpread::preFilter(CycleState& state, const PodInfo& pod) {
-  // Pods without constraints skip the snapshot walk: buildConstraints answers null before any
-  // node is looked at, and the empty state lets Filter pass every node at once.
-  state.write(pts::kPreFilterStateKey,
-              std::make_unique<pts::PreFilterState>(pts::computePreFilterState(
-                  pod, args_->effectiveDefaults(), handle_.snapshot().nodes())));
+  // Pods without DoNotSchedule constraints skip the snapshot walk (buildConstraints answers
+  // null before any node is looked at) and the plugin's Filter, which would pass every node,
+  // and AddPod/RemovePod, which would change nothing (later upstream's Skip).
+  auto s = std::make_unique<pts::PreFilterState>(
+      pts::computePreFilterState(pod, args_->effectiveDefaults(), handle_.snapshot().nodes()));
+  if (s->empty())
+    return Status::skip();
+  state.write(pts::kPreFilterState, std::move(s));
   return Status::success();
 }
 
 Status PodTopologySpread::updateWithPod(CycleState& state, const PodInfo& pod_to_schedule,
                                         const PodInfo& updated, const NodeInfo& node,
                                         std::int32_t delta) const {
-  auto* s = state.readMutable<pts::PreFilterState>(pts::kPreFilterStateKey);
+  auto* s = state.readMutable<pts::PreFilterState>(pts::kPreFilterState);
   if (s == nullptr)
     return missingState(pts::kPreFilterStateKey, false);
   s->updateWithPod(updated, pod_to_schedule, node, delta);
@@ -62,7 +65,7 @@ Status PodTopologySpread::filter(const CycleState& state, const PodInfo&,
                                  const NodeInfo& node) const {
   if (!node.node)
     return Status::error("node not found");
-  const auto* s = state.read<pts::PreFilterState>(pts::kPreFilterStateKey);
+  const auto* s = state.read<pts::PreFilterState>(pts::kPreFilterState);
   if (s == nullptr)
     return missingState(pts::kPreFilterStateKey, false);
   if (s->empty())
@@ -75,16 +78,20 @@ Status PodTopologySpread::preScore(CycleState& state, const PodInfo& pod,
   const auto& all = handle_.snapshot().nodes();
   if (nodes.empty() || all.empty())
     return Status::success();
-  state.write(pts::kPreScoreStateKey,
-              std::make_unique<pts::PreScoreState>(
-                  pts::computePreScoreState(pod, args_->effectiveDefaults(), nodes, all)));
+  auto s = std::make_unique<pts::PreScoreState>(
+      pts::computePreScoreState(pod, args_->effectiveDefaults(), nodes, all));
+  // Without ScheduleAnyway constraints every node would score 0 and normalise to the same
+  // maximum: leaving the plugin out changes no placement (later upstream's Skip).
+  if (s->empty())
+    return Status::skip();
+  state.write(pts::kPreScoreState, std::move(s));
   return Status::success();
 }
 
 Status PodTopologySpread::score(const CycleState& state, const PodInfo&, const NodeInfo& node,
                                 std::int64_t& score) const {
   score = 0;
-  const auto* s = state.read<pts::PreScoreState>(pts::kPreScoreStateKey);
+  const auto* s = state.read<pts::PreScoreState>(pts::kPreScoreState);
   if (s == nullptr)
     return missingState(pts::kPreScoreStateKey, true);
   if (s->empty())
@@ -97,7 +104,7 @@ Status PodTopologySpread::score(const CycleState& state, const PodInfo&, const N
 
 Status PodTopologySpread::normalizeScore(const CycleState& state, const PodInfo&,
                                          std::vector<NodeScore>& scores) const {
-  const auto* s = state.read<pts::PreScoreState>(pts::kPreScoreStateKey);
+  const auto* s = state.read<pts::PreScoreState>(pts::kPreScoreState);
   if (s == nullptr)
     return missingState(pts::kPreScoreStateKey, true);
   pts::normalizeScores(*s, handle_.snapshot(), scores);

@@ -24,8 +24,8 @@ inline constexpr std::string_view kErrReasonNodeLabelNotMatch =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 
 /// PreFilter and PreScore count over the handle's snapshot once per pod; Filter and Score read
-/// only what they wrote. A pod without constraints (and no default ones applying) costs one
-/// empty state per point and nothing per node.
+/// only what they wrote. A pod without constraints (and no default ones applying) gets Skip at
+/// both points and costs nothing per node.
 class PodTopologySpread final : public PreFilterPlugin,
                                 public PreFilterExtensions,
                                 public FilterPlugin,

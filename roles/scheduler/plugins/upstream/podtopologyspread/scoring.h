@@ -18,6 +18,7 @@
 namespace koord::roles::scheduler::upstream::podtopologyspread {
 
 inline constexpr std::string_view kPreScoreStateKey = "PreScorePodTopologySpread";
+inline const StateKey kPreScoreState{kPreScoreStateKey};
 
 /// Empty constraints: the pod has no ScheduleAnyway constraints, every node scores 0.
 class PreScoreState final : public StateData {

@@ -14,6 +14,7 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
  public:
   std::string_view name() const override { return kTaintTolerationName; }
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  /// Skip when no candidate carries a PreferNoSchedule taint (every node would score alike).
   Status preScore(CycleState& state, const PodInfo& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   /// The raw score is the number of intolerable PreferNoSchedule taints.

@@ -56,15 +56,23 @@ inline void applyManifestFile(kube::RestClient& client, const std::string& path)
     auto ref = collectionFor(obj);
     std::string name(obj.at("metadata").at("name").as_string());
     auto created = client.createSync(ref, obj);
-    if (!created && kube::isAlreadyExists(created.error())) {
+    // PriorityClass values are immutable: an existing one is left as it is.
+    if (!created && kube::isAlreadyExists(created.error()) && ref.resource != "priorityclasses") {
       auto named = ref;
       named.name = name;
-      auto current = ok(client.getSync(named), "read existing manifest object");
-      obj["metadata"].as_object()["resourceVersion"] = current.at("metadata").at("resourceVersion");
-      // PriorityClass values are immutable: an existing one is left as it is.
-      if (ref.resource != "priorityclasses")
-        ok(client.updateSync(named, obj), "update manifest object");
-    } else if (!created) {
+      // Cluster tests run side by side and apply the same manifests: an update that lost the
+      // race to another one (409) reads the object again.
+      for (int attempt = 1;; ++attempt) {
+        auto current = ok(client.getSync(named), "read existing manifest object");
+        obj["metadata"].as_object()["resourceVersion"] =
+            current.at("metadata").at("resourceVersion");
+        auto updated = client.updateSync(named, obj);
+        if (updated || attempt == 5 || !kube::isConflict(updated.error())) {
+          ok(std::move(updated), "update manifest object");
+          break;
+        }
+      }
+    } else if (!created && !kube::isAlreadyExists(created.error())) {
       FAIL(path << ": creating " << name << ": " << created.error().code << " "
                 << created.error().message);
     }

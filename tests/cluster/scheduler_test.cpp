@@ -10,8 +10,10 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -119,6 +121,21 @@ struct Scheduler {
         std::vector<std::string>{koordBinary(), "scheduler", "--config=" + config_path,
                                  "--address=127.0.0.1", "--port=" + std::to_string(port), "-v=4"});
   }
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+  // A failed REQUIRE unwinds through here: what the scheduler logged is what explains it (an
+  // INFO would hold only what it had written when the test began).
+  ~Scheduler() {
+    if (std::uncaught_exceptions() == 0)
+      return;
+    const bool alive = process->running();
+    std::string err = process->stderrSoFar();
+    constexpr std::size_t kTail = 48 * 1024;
+    if (err.size() > kTail)
+      err = "...\n" + err.substr(err.size() - kTail);
+    std::cerr << "scheduler " << (alive ? "still running" : "exited") << "; its stderr:\n"
+              << err << "\n";
+  }
 };
 
 // A plain HTTP/1.0 GET on loopback: the body on a 200, else "".
@@ -204,7 +221,6 @@ TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preempti
          "    reserve: {enabled: [{name: LoadAwareScheduling}]}\n";
   }
   Scheduler scheduler(config_path.string());
-  INFO("scheduler stderr: " << scheduler.process->stderrSoFar());
 
   // Leading, caches synced, serving its probes and metrics.
   REQUIRE(eventually(60s, [&] {

@@ -69,6 +69,37 @@ TEST_CASE("loadaware cache: a new NodeMetric for the same Node is read", "[sched
   CHECK(scoreOf(plugin, state, incoming(), idle) == idle_score);
 }
 
+TEST_CASE("loadaware cache: a view made before the node's first NodeMetric reads it when it comes",
+          "[scheduler][loadaware]") {
+  // The cluster's order of events: a node is scheduled to before its koordlet reports, then
+  // an empty NodeMetric is created, then its status is written.
+  FakeHandle handle;
+  LoadAwareScheduling plugin(std::make_shared<LoadAwareSchedulingArgs>(), handle,
+                             [] { return kNow; });
+  CycleState state;
+  REQUIRE(plugin.preFilter(state, incoming()).ok());
+  const NodeInfo info = nodeInfo(node());
+  CHECK(plugin.filter(state, incoming(), info).ok());
+  CHECK(scoreOf(plugin, state, incoming(), info) == 0);
+
+  koord::apis::NodeMetric empty;
+  empty.name = "node-1";
+  handle.setMetric(empty);
+  // Never reported: expired (Koordinator's filterExpiredNodeMetrics default), scored 0.
+  Status s = plugin.filter(state, incoming(), info);
+  CHECK(s.code() == Code::kUnschedulable);
+  CHECK(s.message() == "node(s) nodeMetric expired");
+  CHECK(scoreOf(plugin, state, incoming(), info) == 0);
+
+  handle.setMetric(metric("60", "10Gi"));
+  s = plugin.filter(state, incoming(), info);
+  CHECK(s.code() == Code::kUnschedulable);
+  CHECK(s.message() == "node(s) cpu usage exceed threshold");
+  handle.setMetric(metric("10", "10Gi"));
+  CHECK(plugin.filter(state, incoming(), info).ok());
+  CHECK(scoreOf(plugin, state, incoming(), info) > 0);
+}
+
 TEST_CASE("loadaware cache: a changed usage-thresholds annotation is read",
           "[scheduler][loadaware]") {
   FakeHandle handle;

@@ -1,8 +1,19 @@
 // koord runtime-proxy: a CRI proxy between kubelet and containerd that calls koordlet hooks.
+#include <chrono>
+
+#include "cri/cri_proxy_server.h"
 #include "koord/app/role_app.h"
+#include "koord/core/log.h"
 #include "runtime_proxy_options.h"
 
 namespace koord::roles::runtime_proxy {
+
+namespace {
+
+// Calls in flight when the proxy is told to stop get this long; kubelet retries what is cut.
+constexpr std::chrono::seconds kShutdownGrace{5};
+
+}  // namespace
 
 int roleMain(int argc, char** argv) {
   return app::runRole(argv[0], [&] {
@@ -15,9 +26,19 @@ int roleMain(int argc, char** argv) {
     validate(o);
 
     app::RoleApp role("runtime-proxy");
+    CriProxyServer proxy(
+        CriProxyConfig{
+            .listen_endpoint = o.koord_runtimeproxy_endpoint,
+            .runtime_endpoint = o.remote_runtime_service_endpoint,
+            .image_endpoint = o.remote_image_service_endpoint,
+        },
+        nullptr);
+    proxy.start();
     if (!o.metrics_addr.empty())
       role.serveOps(o.metrics_addr);
-    return role.runNotImplemented("the CRI proxy is");
+    const int rc = role.run();
+    proxy.shutdown(kShutdownGrace);
+    return rc;
   });
 }
 

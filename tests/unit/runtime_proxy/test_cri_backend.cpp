@@ -1,0 +1,211 @@
+#include "test_cri_backend.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <grpcpp/server_context.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <stdexcept>
+
+#include "cri/runtime/v1/api.grpc.pb.h"
+#include "cri/runtime/v1alpha2/api.grpc.pb.h"
+
+namespace proxy_test {
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "koord-proxy-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+namespace {
+
+// What the runtime saw, as the test reads it back: "x-test" metadata and the deadline left.
+std::string seen(const grpc::ServerContext& ctx) {
+  std::string out;
+  for (const auto& [k, v] : ctx.client_metadata()) {
+    if (k == "x-test")
+      out += "x-test=" + std::string(v.data(), v.size()) + ";";
+  }
+  const auto left = ctx.deadline() - std::chrono::system_clock::now();
+  if (ctx.deadline() != std::chrono::system_clock::time_point::max())
+    out += "deadline-ms=" +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(left).count());
+  return out;
+}
+
+class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
+ public:
+  std::atomic<int>& calls;
+  explicit RuntimeV1(std::atomic<int>& c) : calls(c) {}
+
+  grpc::Status Version(grpc::ServerContext* ctx, const runtime::v1::VersionRequest* req,
+                       runtime::v1::VersionResponse* resp) override {
+    ++calls;
+    resp->set_version(req->version());
+    resp->set_runtime_name("test-runtime v1");
+    resp->set_runtime_version(seen(*ctx));
+    resp->set_runtime_api_version("v1");
+    return grpc::Status::OK;
+  }
+  grpc::Status ListContainers(grpc::ServerContext*, const runtime::v1::ListContainersRequest* req,
+                              runtime::v1::ListContainersResponse* resp) override {
+    ++calls;
+    // As many containers as the filter's label selector asks for, each with a big label: a
+    // response of several megabytes.
+    int n = 0;
+    if (req->has_filter()) {
+      auto it = req->filter().label_selector().find("count");
+      if (it != req->filter().label_selector().end())
+        n = std::stoi(it->second);
+    }
+    for (int i = 0; i < n; ++i) {
+      auto* c = resp->add_containers();
+      c->set_id("c" + std::to_string(i));
+      (*c->mutable_labels())["blob"] = std::string(1024, 'x');
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status RunPodSandbox(grpc::ServerContext*, const runtime::v1::RunPodSandboxRequest* req,
+                             runtime::v1::RunPodSandboxResponse* resp) override {
+    ++calls;
+    resp->set_pod_sandbox_id(req->config().metadata().name() + "|" +
+                             req->config().linux().cgroup_parent());
+    return grpc::Status::OK;
+  }
+  grpc::Status ContainerStatus(grpc::ServerContext*, const runtime::v1::ContainerStatusRequest* req,
+                               runtime::v1::ContainerStatusResponse*) override {
+    ++calls;
+    return grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        "an error occurred when try to find container \"" + req->container_id() + "\": not found");
+  }
+  grpc::Status GetContainerEvents(
+      grpc::ServerContext*, const runtime::v1::GetEventsRequest*,
+      grpc::ServerWriter<runtime::v1::ContainerEventResponse>* writer) override {
+    ++calls;
+    for (int i = 0; i < 3; ++i) {
+      runtime::v1::ContainerEventResponse e;
+      e.set_container_id("c" + std::to_string(i));
+      e.set_created_at(i);
+      writer->Write(e);
+    }
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "three is all");
+  }
+};
+
+class RuntimeV1alpha2 final : public runtime::v1alpha2::RuntimeService::Service {
+ public:
+  std::atomic<int>& calls;
+  explicit RuntimeV1alpha2(std::atomic<int>& c) : calls(c) {}
+
+  grpc::Status Version(grpc::ServerContext* ctx, const runtime::v1alpha2::VersionRequest* req,
+                       runtime::v1alpha2::VersionResponse* resp) override {
+    ++calls;
+    resp->set_version(req->version());
+    resp->set_runtime_name("test-runtime v1alpha2");
+    resp->set_runtime_version(seen(*ctx));
+    return grpc::Status::OK;
+  }
+};
+
+class ImageV1 final : public runtime::v1::ImageService::Service {
+ public:
+  grpc::Status ListImages(grpc::ServerContext*, const runtime::v1::ListImagesRequest*,
+                          runtime::v1::ListImagesResponse* resp) override {
+    resp->add_images()->set_id("sha256:from-the-image-socket");
+    return grpc::Status::OK;
+  }
+};
+
+class ImageV1alpha2 final : public runtime::v1alpha2::ImageService::Service {
+ public:
+  grpc::Status ListImages(grpc::ServerContext*, const runtime::v1alpha2::ListImagesRequest*,
+                          runtime::v1alpha2::ListImagesResponse* resp) override {
+    resp->add_images()->set_id("sha256:v1alpha2-from-the-image-socket");
+    return grpc::Status::OK;
+  }
+};
+
+}  // namespace
+
+void holdCallbackMachinery() {
+  static const bool held = [] {
+    // A channel's first callback call takes its reference on the callback queue; the channel
+    // (and so the reference) lives until exit. Nothing listens: the call fails, which is fine.
+    static auto channel = grpc::CreateChannel("unix:/nonexistent/koord-test.sock",
+                                              grpc::InsecureChannelCredentials());
+    static grpc::GenericStub stub(channel);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(50));
+    grpc::Slice empty(std::string{});
+    grpc::ByteBuffer req(&empty, 1);
+    grpc::ByteBuffer resp;
+    std::promise<void> done;
+    stub.UnaryCall(&ctx, "/koord.test/Hold", grpc::StubOptions(), &req, &resp,
+                   [&](grpc::Status) { done.set_value(); });
+    done.get_future().wait();
+    return true;
+  }();
+  (void)held;
+}
+
+namespace {
+
+std::unique_ptr<grpc::Server> serve(const std::string& socket,
+                                    std::initializer_list<grpc::Service*> services) {
+  grpc::ServerBuilder b;
+  b.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+  b.SetMaxReceiveMessageSize(64 << 20);
+  b.SetMaxSendMessageSize(64 << 20);
+  for (auto* s : services)
+    b.RegisterService(s);
+  auto server = b.BuildAndStart();
+  if (!server)
+    throw std::runtime_error("test CRI backend: cannot listen on " + socket);
+  return server;
+}
+
+}  // namespace
+
+struct TestCriBackend::Services {
+  std::atomic<int> calls{0};
+  RuntimeV1 v1{calls};
+  RuntimeV1alpha2 v1alpha2{calls};
+  ImageV1 image_v1;
+  ImageV1alpha2 image_v1alpha2;
+};
+
+TestCriBackend::TestCriBackend(const std::string& runtime_socket, const std::string& image_socket)
+    : services_(std::make_unique<Services>()) {
+  runtime_ = serve(runtime_socket, {&services_->v1, &services_->v1alpha2});
+  image_ = serve(image_socket, {&services_->image_v1, &services_->image_v1alpha2});
+}
+
+TestCriBackend::~TestCriBackend() {
+  // Calls the proxy still has open get a moment, then both servers are fully drained (their
+  // polling threads joined) before the services they call into are destroyed.
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(1);
+  runtime_->Shutdown(deadline);
+  image_->Shutdown(deadline);
+  runtime_->Wait();
+  image_->Wait();
+}
+
+int TestCriBackend::runtimeCalls() const {
+  return services_->calls.load();
+}
+
+}  // namespace proxy_test

@@ -2,6 +2,9 @@
 #include <chrono>
 
 #include "cri/cri_proxy_server.h"
+#include "hooks/hook_dispatcher.h"
+#include "hooks/hook_interceptor.h"
+#include "hooks/hook_server_registry.h"
 #include "koord/app/role_app.h"
 #include "koord/core/log.h"
 #include "runtime_proxy_options.h"
@@ -26,13 +29,18 @@ int roleMain(int argc, char** argv) {
     validate(o);
 
     app::RoleApp role("runtime-proxy");
+    HookServerRegistry hook_servers(o.hook_server_config_dir);
+    hook_servers.start(role.reactor().context());
+    role.reactor().onShutdown([&] { hook_servers.stop(); });
+    HookDispatcher dispatcher(hook_servers, o.hook_server_timeout);
+    HookInterceptor hooks(dispatcher, o.runtime_hook_server_key, o.runtime_hook_server_val);
     CriProxyServer proxy(
         CriProxyConfig{
             .listen_endpoint = o.koord_runtimeproxy_endpoint,
             .runtime_endpoint = o.remote_runtime_service_endpoint,
             .image_endpoint = o.remote_image_service_endpoint,
         },
-        nullptr);
+        &hooks);
     proxy.start();
     if (!o.metrics_addr.empty())
       role.serveOps(o.metrics_addr);

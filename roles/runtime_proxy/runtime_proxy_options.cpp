@@ -22,6 +22,11 @@ void registerFlags(FlagSet& f, RuntimeProxyOptions& o) {
               "pod label value that makes the proxy skip hook servers.");
   f.addString("metrics-addr", &o.metrics_addr, "",
               "koord addition: serve /healthz, /readyz and /metrics here (empty: off).");
+  f.addString("hook-server-config-dir", &o.hook_server_config_dir, "/etc/runtime/hookserver.d",
+              "koord addition: the directory hook servers register in (*.json), watched.");
+  f.addDuration("hook-server-timeout", &o.hook_server_timeout, std::chrono::milliseconds(1000),
+                "koord addition: deadline of one hook call; then the hook's failure-policy "
+                "decides.");
 }
 
 void validate(const RuntimeProxyOptions& o) {
@@ -31,6 +36,12 @@ void validate(const RuntimeProxyOptions& o) {
   if (o.backend_runtime_mode != "Containerd") {
     throw FlagError(fmt::format("--backend-runtime-mode={:?}: must be Containerd or Docker",
                                 o.backend_runtime_mode));
+  }
+  if (o.hook_server_timeout <= std::chrono::milliseconds(0) ||
+      o.hook_server_timeout > std::chrono::minutes(1)) {
+    throw FlagError(
+        "--hook-server-timeout: want a duration above 0 and at most 1m (kubelet's "
+        "CRI calls time out at 2m)");
   }
   if (o.koord_runtimeproxy_endpoint.empty() || o.remote_runtime_service_endpoint.empty()) {
     throw FlagError(

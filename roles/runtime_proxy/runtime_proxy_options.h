@@ -2,6 +2,7 @@
 // which runtime it forwards to, and the pod label that skips hook servers.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "koord/app/role_app.h"
@@ -17,6 +18,10 @@ struct RuntimeProxyOptions {
   std::string runtime_hook_server_key = "runtimeproxy.koordinator.sh/skip-hookserver";
   std::string runtime_hook_server_val = "true";
   std::string metrics_addr;  // koord addition, off by default
+  // koord additions: where hook servers register (Koordinator's fixed path) and how long a
+  // hook call may take before its failure policy applies.
+  std::string hook_server_config_dir = "/etc/runtime/hookserver.d";
+  std::chrono::milliseconds hook_server_timeout{1000};
 };
 
 void registerFlags(FlagSet& flags, RuntimeProxyOptions& o);

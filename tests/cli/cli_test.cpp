@@ -2,9 +2,12 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -307,4 +310,58 @@ TEST_CASE("scheduler --config: a bad file exits 1 naming the field, before servi
   auto missing = run({bin("koord"), "scheduler", "--config=" + path, "--port=0"});
   CHECK(missing.exit_code == 1);
   CHECK(missing.err.find(path) != std::string::npos);
+}
+
+TEST_CASE("runtime-proxy: the systemd unit's command serves its socket and stops on SIGTERM",
+          "[cli]") {
+  std::ifstream unit(std::string(KOORD_SOURCE_DIR) + "/deploy/systemd/koord-runtime-proxy.service");
+  REQUIRE(unit.good());
+  std::string text, line, exec;
+  for (bool continued = false; std::getline(unit, line);) {
+    text += line + "\n";
+    if (line.rfind("ExecStart=", 0) == 0 || continued) {
+      continued = !line.empty() && line.back() == '\\';
+      exec += (exec.empty() ? line.substr(10) : line) + " ";
+      if (continued)
+        exec.erase(exec.size() - 2);
+    }
+  }
+  CHECK(text.find("\nRestart=always\n") != std::string::npos);
+  CHECK(text.find("\nBefore=kubelet.service\n") != std::string::npos);
+  CHECK(text.find("\nAfter=containerd.service\n") != std::string::npos);
+
+  // The unit's own argv, with its paths moved under a temp dir.
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("koord-cli-proxy-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> argv;
+  std::istringstream words(exec);
+  for (std::string w; words >> w;) {
+    if (w == "/usr/local/bin/koord-runtime-proxy")
+      w = bin("koord-runtime-proxy");
+    for (const std::string from : {"/var/run/koord-runtimeproxy/", "/var/run/containerd/"}) {
+      if (auto at = w.find(from); at != std::string::npos)
+        w.replace(at, from.size(), dir + "/");
+    }
+    argv.push_back(w);
+  }
+  REQUIRE(argv.size() >= 3);
+  CHECK(argv[0] == bin("koord-runtime-proxy"));
+  argv.push_back("--hook-server-config-dir=" + dir + "/hookserver.d");
+  const std::string socket = dir + "/runtimeproxy.sock";
+  koord::testing::Subprocess proxy(argv);
+  bool serving = false;
+  for (int i = 0; i < 100 && !serving; ++i) {
+    serving = std::filesystem::exists(socket);
+    if (!serving)
+      std::this_thread::sleep_for(100ms);
+  }
+  CHECK(serving);
+  CHECK(std::filesystem::is_directory(dir + "/hookserver.d"));
+  proxy.signal(SIGTERM);
+  auto r = proxy.wait(20s);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(socket));  // removed on the way out
+  std::filesystem::remove_all(dir);
 }

@@ -7,7 +7,7 @@
 
 using namespace koord::roles::runtime_proxy;
 
-TEST_CASE("cri method: services, versions, hooks and unary-ness", "[runtime-proxy]") {
+TEST_CASE("cri method: service and version and hook and unary-ness", "[runtime-proxy]") {
   struct Row {
     const char* method;
     CriService service;
@@ -65,7 +65,7 @@ TEST_CASE("cri method: services, versions, hooks and unary-ness", "[runtime-prox
   }
 }
 
-TEST_CASE("cri endpoints: paths and unix URLs, nothing else", "[runtime-proxy]") {
+TEST_CASE("cri endpoints: paths and unix URLs and nothing else", "[runtime-proxy]") {
   CHECK(unixTarget("/run/containerd/containerd.sock", "f") ==
         "unix:/run/containerd/containerd.sock");
   CHECK(unixTarget("unix:///run/c.sock", "f") == "unix:/run/c.sock");

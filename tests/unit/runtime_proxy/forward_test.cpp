@@ -138,7 +138,7 @@ TEST_CASE("runtime-proxy: image calls go to the image socket", "[runtime-proxy]"
   CHECK(backend.runtimeCalls() == 0);
 }
 
-TEST_CASE("runtime-proxy: responses up to kubelet's 16 MiB limit pass, larger ones do not",
+TEST_CASE("runtime-proxy: responses up to kubelet's 16 MiB limit pass and larger ones do not",
           "[runtime-proxy]") {
   Running r;
   const Sockets& s = r.sockets;
@@ -236,7 +236,7 @@ TEST_CASE("runtime-proxy: a runtime that is down answers UNAVAILABLE until it is
   CHECK(code == grpc::StatusCode::OK);
 }
 
-TEST_CASE("runtime-proxy: the listening socket: stale replaced, live or foreign refused",
+TEST_CASE("runtime-proxy: the listening socket: stale replaced and live or foreign refused",
           "[runtime-proxy]") {
   Sockets s;
   TestCriBackend backend(s.runtime, s.image);
@@ -322,7 +322,7 @@ class TestInterceptor final : public CallInterceptor {
 
 }  // namespace
 
-TEST_CASE("runtime-proxy: hooked calls go through the interceptor, others do not",
+TEST_CASE("runtime-proxy: hooked calls go through the interceptor and others do not",
           "[runtime-proxy]") {
   Sockets s;
   TestCriBackend backend(s.runtime, s.image);

@@ -46,6 +46,19 @@ std::string seen(const grpc::ServerContext& ctx) {
   return out;
 }
 
+// What the runtime saw of a CreateContainer, as the test reads it back from the container id.
+template <typename Request>
+std::string describe(const Request& req) {
+  std::string env;
+  for (const auto& kv : req.config().envs())
+    env += kv.key() + "=" + kv.value() + ",";
+  const auto& ann = req.config().annotations();
+  auto hooked = ann.find("hooked");
+  return "shares=" + std::to_string(req.config().linux().resources().cpu_shares()) +
+         ";cgroup=" + req.sandbox_config().linux().cgroup_parent() + ";env=" + env +
+         ";hooked=" + (hooked == ann.end() ? "" : hooked->second);
+}
+
 class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
  public:
   std::atomic<int>& calls;
@@ -85,6 +98,12 @@ class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
                              req->config().linux().cgroup_parent());
     return grpc::Status::OK;
   }
+  grpc::Status CreateContainer(grpc::ServerContext*, const runtime::v1::CreateContainerRequest* req,
+                               runtime::v1::CreateContainerResponse* resp) override {
+    ++calls;
+    resp->set_container_id(describe(*req));
+    return grpc::Status::OK;
+  }
   grpc::Status ContainerStatus(grpc::ServerContext*, const runtime::v1::ContainerStatusRequest* req,
                                runtime::v1::ContainerStatusResponse*) override {
     ++calls;
@@ -117,6 +136,23 @@ class RuntimeV1alpha2 final : public runtime::v1alpha2::RuntimeService::Service 
     resp->set_version(req->version());
     resp->set_runtime_name("test-runtime v1alpha2");
     resp->set_runtime_version(seen(*ctx));
+    return grpc::Status::OK;
+  }
+  grpc::Status RunPodSandbox(grpc::ServerContext*,
+                             const runtime::v1alpha2::RunPodSandboxRequest* req,
+                             runtime::v1alpha2::RunPodSandboxResponse* resp) override {
+    ++calls;
+    auto hooked = req->config().annotations().find("hooked");
+    resp->set_pod_sandbox_id(req->config().metadata().name() + "|" +
+                             req->config().linux().cgroup_parent() + "|" +
+                             (hooked == req->config().annotations().end() ? "" : hooked->second));
+    return grpc::Status::OK;
+  }
+  grpc::Status CreateContainer(grpc::ServerContext*,
+                               const runtime::v1alpha2::CreateContainerRequest* req,
+                               runtime::v1alpha2::CreateContainerResponse* resp) override {
+    ++calls;
+    resp->set_container_id(describe(*req));
     return grpc::Status::OK;
   }
 };

@@ -20,6 +20,7 @@
 #include "qosmanager/qos_evictors.h"
 #include "runtimehooks/batchresource/batch_resource.h"
 #include "runtimehooks/coresched/kube_qos_cpu_idle.h"
+#include "runtimehooks/hookserver/hook_server.h"
 #include "statesinformer/node_metric_reporter.h"
 #include "statesinformer/states_informer.h"
 
@@ -191,6 +192,26 @@ int roleMain(int argc, char** argv) {
       batch_task = std::make_unique<PeriodicTask>(
           io, "batch resource", o.runtime_hooks_reconcile_interval, reconcile_batch);
       states.onPodsChanged([&] { reconcile_batch(); });
+    }
+
+    // Runtime hooks in proxy mode: koord runtime-proxy asks before a container is created, so a
+    // BE container starts with its batch cgroup values. Without the server (its socket's
+    // directory missing, say) the reconcile above still applies them, a little later.
+    std::unique_ptr<HookServer> hook_server;
+    if (gates.enabled("BatchResource")) {
+      hook_server = std::make_unique<HookServer>(HookServerOptions{
+          .addr = o.runtime_hooks_addr,
+          .host_endpoint = o.runtime_hooks_host_endpoint,
+          .failure_policy = o.runtime_hooks_failure_policy,
+          .config_path = o.runtime_hooks_config_path,
+          .disable_stages = o.runtime_hooks_disable_stages,
+      });
+      try {
+        hook_server->start();
+      } catch (const std::exception& e) {
+        KOORD_LOG_ERROR("runtime hooks: not serving runtime-proxy: {}", e.what());
+        hook_server.reset();
+      }
     }
 
     // CoreSched's QoS-level part: cpu.idle on the QoS tiers, from the NodeSLO. Only once synced,

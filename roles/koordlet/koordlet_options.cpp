@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "runtimehooks/hookserver/hook_server.h"
+
 namespace koord::roles::koordlet {
 
 using namespace std::chrono_literals;
@@ -138,6 +142,15 @@ void validate(const KoordletOptions& o) {
   if (o.cgroup_driver != "" && o.cgroup_driver != "cgroupfs" && o.cgroup_driver != "systemd") {
     throw FlagError(
         fmt::format("-cgroup-driver={:?}: must be cgroupfs or systemd", o.cgroup_driver));
+  }
+  if (o.runtime_hooks_network != "unix") {
+    throw FlagError(fmt::format("-runtime-hooks-network={:?}: only unix is supported",
+                                o.runtime_hooks_network));
+  }
+  for (const auto& stage : o.runtime_hooks_disable_stages) {
+    if (std::find(koordletHookTypes().begin(), koordletHookTypes().end(), stage) ==
+        koordletHookTypes().end())
+      throw FlagError(fmt::format("-runtime-hooks-disable-stages: unknown hook type {:?}", stage));
   }
   if (o.runtime_hooks_failure_policy != "Ignore" && o.runtime_hooks_failure_policy != "Fail") {
     throw FlagError(fmt::format("-runtime-hooks-failure-policy={:?}: must be Ignore or Fail",

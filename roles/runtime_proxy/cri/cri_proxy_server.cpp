@@ -5,20 +5,13 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <system_error>
 
 #include "cri/cri_backend.h"
 #include "cri/cri_method.h"
 #include "cri/forward_reactor.h"
 #include "koord/app/role_app.h"
+#include "koord/app/unix_socket.h"
 #include "koord/core/log.h"
 
 namespace koord::roles::runtime_proxy {
@@ -39,44 +32,6 @@ class CriProxyService final : public grpc::CallbackGenericService {
   CriBackend& backend_;
   CallInterceptor* interceptor_;
 };
-
-// Whether a process accepts connections on the unix socket at `path`.
-bool someoneListens(const std::string& path) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path))
-    return false;
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return false;
-  const bool connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return connected;
-}
-
-// A socket left by a proxy that died is replaced; a live one is not taken over, and a file
-// that is not a socket is not deleted.
-void prepareSocketPath(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec)
-    throw app::ConfigError(fmt::format("creating the directory of {}: {}", path, ec.message()));
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT)
-      return;
-    throw app::ConfigError(fmt::format("{}: {}", path, std::strerror(errno)));
-  }
-  if (!S_ISSOCK(st.st_mode))
-    throw app::ConfigError(fmt::format("{} exists and is not a socket", path));
-  if (someoneListens(path))
-    throw app::ConfigError(fmt::format("{}: another process is serving this socket", path));
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    throw app::ConfigError(fmt::format("removing stale socket {}: {}", path, std::strerror(errno)));
-  KOORD_LOG_INFO("runtime-proxy: replaced the stale socket {}", path);
-}
 
 }  // namespace
 
@@ -106,7 +61,7 @@ CriProxyServer::~CriProxyServer() {
 }
 
 void CriProxyServer::start() {
-  prepareSocketPath(impl_->socket_path);
+  app::prepareUnixSocketPath(impl_->socket_path);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + impl_->socket_path, grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(kMaxCriMessageBytes);

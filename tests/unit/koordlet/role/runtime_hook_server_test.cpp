@@ -1,0 +1,149 @@
+// The koordlet's hook server for koord runtime-proxy: BatchResource answers from the
+// extended-resource-spec annotation (the reconciler's policy), the koordlet.json registration,
+// and the real gRPC server on a unix socket.
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <stdlib.h>
+
+#include <boost/json/parse.hpp>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "koord/app/role_app.h"
+#include "runtimehooks/extended_resource_spec.h"
+#include "runtimehooks/hookserver/hook_server.h"
+#include "runtimehooks/hookserver/runtime_hook_service.h"
+
+using namespace koord::roles::koordlet;
+
+namespace {
+
+constexpr const char* kSpec =
+    R"({"containers":{"main":{"limits":{"kubernetes.io/batch-cpu":"2k","kubernetes.io/batch-memory":"1Gi"},)"
+    R"("requests":{"kubernetes.io/batch-cpu":"1k","kubernetes.io/batch-memory":"512Mi"}},)"
+    R"("sidecar":{"requests":{"kubernetes.io/batch-cpu":"500"}}}})";
+
+hookapi::ContainerResourceHookRequest containerRequest(const std::string& qos,
+                                                       const std::string& container,
+                                                       const std::string& spec = kSpec) {
+  hookapi::ContainerResourceHookRequest req;
+  req.mutable_pod_meta()->set_name("be-pod");
+  req.mutable_pod_meta()->set_namespace_("default");
+  req.mutable_pod_meta()->set_uid("uid-1");
+  req.mutable_container_meta()->set_name(container);
+  if (!qos.empty())
+    (*req.mutable_pod_labels())["koordinator.sh/qosClass"] = qos;
+  if (!spec.empty())
+    (*req.mutable_pod_annotations())["node.koordinator.sh/extended-resource-spec"] = spec;
+  return req;
+}
+
+std::string tempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "koordlet-hooks-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  return tmpl;
+}
+
+}  // namespace
+
+TEST_CASE("extended-resource-spec: containers with their batch requests and limits",
+          "[koordlet][runtimehooks]") {
+  auto c = parseExtendedResourceSpec(kSpec);
+  REQUIRE(c.has_value());
+  REQUIRE(c->size() == 2);
+  CHECK((*c)[0].name == "main");
+  CHECK((*c)[0].requests.at("kubernetes.io/batch-cpu").value() == 1000);
+  CHECK((*c)[0].limits.at("kubernetes.io/batch-memory").value() == 1073741824);
+  CHECK((*c)[1].name == "sidecar");
+  CHECK((*c)[1].limits.empty());
+  CHECK(parseExtendedResourceSpec("{}")->empty());
+
+  CHECK_THAT(parseExtendedResourceSpec("{").error().message, Catch::Contains("not JSON"));
+  CHECK_THAT(parseExtendedResourceSpec(R"({"containers":[]})").error().message,
+             Catch::Contains("containers: want an object"));
+  CHECK_THAT(parseExtendedResourceSpec(
+                 R"({"containers":{"a":{"requests":{"kubernetes.io/batch-cpu":"x"}}}})")
+                 .error()
+                 .message,
+             Catch::Contains("containers.a.requests"));
+}
+
+TEST_CASE("runtime hook BatchResource: a BE container gets its batch cgroup values at creation",
+          "[koordlet][runtimehooks]") {
+  auto main = containerHookAnswer(containerRequest("BE", "main"));
+  REQUIRE(main.has_container_resources());
+  CHECK(main.container_resources().cpu_shares() == 1024);   // 1000m requested
+  CHECK(main.container_resources().cpu_quota() == 200000);  // 2000m limit
+  CHECK(main.container_resources().cpu_period() == 100000);
+  CHECK(main.container_resources().memory_limit_in_bytes() == 1073741824);
+  // No limits: unlimited quota (-1, which the proxy applies), memory left as kubelet set it.
+  auto sidecar = containerHookAnswer(containerRequest("BE", "sidecar"));
+  CHECK(sidecar.container_resources().cpu_shares() == 512);
+  CHECK(sidecar.container_resources().cpu_quota() == -1);
+  CHECK(sidecar.container_resources().memory_limit_in_bytes() == 0);
+
+  // Not BE, a container the spec does not name, no spec, a broken spec: no change at all.
+  CHECK_FALSE(containerHookAnswer(containerRequest("LS", "main")).has_container_resources());
+  CHECK_FALSE(containerHookAnswer(containerRequest("", "main")).has_container_resources());
+  CHECK_FALSE(containerHookAnswer(containerRequest("BE", "other")).has_container_resources());
+  CHECK_FALSE(containerHookAnswer(containerRequest("BE", "main", "")).has_container_resources());
+  CHECK_FALSE(containerHookAnswer(containerRequest("BE", "main", "{")).has_container_resources());
+
+  // The pod: requests summed, a container without a limit makes it unlimited.
+  hookapi::PodSandboxHookRequest pod;
+  pod.mutable_pod_meta()->set_name("be-pod");
+  (*pod.mutable_labels())["koordinator.sh/qosClass"] = "BE";
+  (*pod.mutable_annotations())["node.koordinator.sh/extended-resource-spec"] = kSpec;
+  auto answer = podSandboxHookAnswer(pod);
+  CHECK(answer.resources().cpu_shares() == 1536);
+  CHECK(answer.resources().cpu_quota() == -1);
+}
+
+TEST_CASE("runtime hook server: registration and answers over its unix socket",
+          "[koordlet][runtimehooks]") {
+  const std::string dir = tempDir();
+  std::filesystem::create_directories(dir + "/run");
+  HookServerOptions o;
+  o.addr = dir + "/run/koordlet.sock";
+  o.host_endpoint = "/var/run/koordlet/koordlet.sock";
+  o.config_path = dir + "/hookserver.d";
+  o.failure_policy = "Ignore";
+  o.disable_stages = {"PostStopContainer"};
+  {
+    HookServer server(o);
+    server.start();
+    std::ifstream in(dir + "/hookserver.d/koordlet.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto reg = boost::json::parse(text.str()).as_object();
+    CHECK(reg.at("remote-endpoint") == "/var/run/koordlet/koordlet.sock");
+    CHECK(reg.at("failure-policy") == "Ignore");
+    const auto& hooks = reg.at("runtime-hooks").as_array();
+    CHECK(hooks.size() == koordletHookTypes().size() - 1);
+    CHECK(std::find(hooks.begin(), hooks.end(), boost::json::value("PostStopContainer")) ==
+          hooks.end());
+    CHECK(std::find(hooks.begin(), hooks.end(), boost::json::value("PreCreateContainer")) !=
+          hooks.end());
+
+    auto stub = hookapi::RuntimeHookService::NewStub(
+        grpc::CreateChannel("unix:" + o.addr, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    hookapi::ContainerResourceHookResponse resp;
+    REQUIRE(stub->PreCreateContainerHook(&ctx, containerRequest("BE", "main"), &resp).ok());
+    CHECK(resp.container_resources().cpu_shares() == 1024);
+
+    // A second koordlet cannot take the socket from this one.
+    HookServer second(o);
+    CHECK_THROWS_WITH(second.start(), Catch::Contains("another process is serving"));
+  }
+  // Without its socket's directory (no host mount) the server does not start, and creates
+  // nothing.
+  o.addr = dir + "/missing/koordlet.sock";
+  HookServer orphan(o);
+  CHECK_THROWS_AS(orphan.start(), koord::app::ConfigError);
+  CHECK_FALSE(std::filesystem::exists(dir + "/missing"));
+  std::filesystem::remove_all(dir);
+}

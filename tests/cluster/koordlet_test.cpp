@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -123,13 +124,23 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
        "--feature-gates=PodMutatingWebhook=false,PodValidatingWebhook=false"},
       {{"POD_NAMESPACE", sys.name()}});
   int koordlet_port = koord::testing::freeLoopbackPort();
+  // The node's kubelet talks CRI through koord runtime-proxy (cluster/node-up), which watches
+  // <cluster dir>/hookserver.d: the koordlet serves its hooks there.
+  const std::string cluster_dir = koord::testing::needEnv(env, "KOORD_CLUSTER_DIR");
+  const std::string hook_socket = cluster_dir + "/koordlet-run/koordlet.sock";
+  std::filesystem::create_directories(cluster_dir + "/koordlet-run");
   koord::testing::Subprocess koordlet(
       {koordBinary(), "koordlet", "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
        "-cgroup-root-dir=/sys/fs/cgroup/",
        "-kubelet-read-only-port=" + koord::testing::needEnv(env, "KOORD_KUBELET_READONLY_PORT"),
        "-addr=127.0.0.1:" + std::to_string(koordlet_port), "-feature-gates=BEMemoryEvict=true",
-       "-v=4"},
+       "-runtime-hooks-addr=" + hook_socket, "-runtime-hooks-host-endpoint=" + hook_socket,
+       "-runtime-hooks-config-path=" + cluster_dir + "/hookserver.d", "-v=4"},
       {{"NODE_NAME", node}, {"agent_mode", "hostMode"}});
+  struct Unregister {
+    std::string file;
+    ~Unregister() { std::filesystem::remove(file); }
+  } unregister{cluster_dir + "/hookserver.d/koordlet.json"};
 
   struct Cleanup {
     koord::kube::RestClient& api;
@@ -155,18 +166,39 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
     }));
 
     // 2. A BE pod with batch resources: its cgroups get cpu.shares from the batch-cpu request,
-    //    the CFS quota from its limit and the memory limit from batch-memory.
-    ok(api->createSync(named(kPods, "", work.name()),
-                       nodePod("be-batch", work.name(), node, "sleep 3600",
-                               json::object{{"koordinator.sh/qosClass", "BE"}},
-                               json::object{{"kubernetes.io/batch-cpu", "100"},
-                                            {"kubernetes.io/batch-memory", "64Mi"}},
-                               json::object{{"kubernetes.io/batch-cpu", "200"},
-                                            {"kubernetes.io/batch-memory", "64Mi"}},
-                               "koord-batch")),
-       "be pod");
+    //    the CFS quota from its limit and the memory limit from batch-memory. The container's
+    //    first command prints its own cgroup's values: they are the koordlet's from the start
+    //    (runtime-proxy's PreCreateContainer hook), not kubelet's BestEffort 2 / unlimited that
+    //    the reconciler would fix only later. The annotation is the manager's webhook's (off in
+    //    this test).
+    REQUIRE(eventually(
+        30s, [&] { return std::filesystem::exists(cluster_dir + "/hookserver.d/koordlet.json"); }));
+    auto be_pod = nodePod(
+        "be-batch", work.name(), node,
+        "echo first: $(cat /sys/fs/cgroup/cpu/cpu.shares) "
+        "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) "
+        "$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes); sleep 3600",
+        json::object{{"koordinator.sh/qosClass", "BE"}},
+        json::object{{"kubernetes.io/batch-cpu", "100"}, {"kubernetes.io/batch-memory", "64Mi"}},
+        json::object{{"kubernetes.io/batch-cpu", "200"}, {"kubernetes.io/batch-memory", "64Mi"}},
+        "koord-batch");
+    be_pod["metadata"].as_object()["annotations"] = json::object{
+        {"node.koordinator.sh/extended-resource-spec",
+         R"({"containers":{"main":{"limits":{"kubernetes.io/batch-cpu":"200",)"
+         R"("kubernetes.io/batch-memory":"64Mi"},"requests":{"kubernetes.io/batch-cpu":"100",)"
+         R"("kubernetes.io/batch-memory":"64Mi"}}}})"}};
+    ok(api->createSync(named(kPods, "", work.name()), be_pod), "be pod");
     REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "be-batch"); }));
     auto be = ok(api->getSync(named(kPods, "be-batch", work.name())), "be pod");
+    // kubelet 1.20 writes container logs under /var/log/pods/<ns>_<pod>_<uid>/<container>/.
+    const std::string log = "/var/log/pods/" + work.name() + "_be-batch_" +
+                            str(be, {"metadata", "uid"}) + "/main/0.log";
+    std::string first_line;
+    CHECK(eventually(20s, [&] {
+      first_line = readFile(log);
+      return first_line.find("first:") != std::string::npos;
+    }));
+    CHECK_THAT(first_line, Catch::EndsWith("first: 102 20000 " + std::to_string(64 << 20)));
     const std::string pod_dir = "kubepods/besteffort/pod" + str(be, {"metadata", "uid"});
     CHECK(eventually(30s, [&] {
       return readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") == "102" &&

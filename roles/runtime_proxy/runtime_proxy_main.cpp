@@ -5,6 +5,7 @@
 #include "hooks/hook_dispatcher.h"
 #include "hooks/hook_interceptor.h"
 #include "hooks/hook_server_registry.h"
+#include "hooks/runtime_object_cache.h"
 #include "koord/app/role_app.h"
 #include "koord/core/log.h"
 #include "runtime_proxy_options.h"
@@ -33,7 +34,8 @@ int roleMain(int argc, char** argv) {
     hook_servers.start(role.reactor().context());
     role.reactor().onShutdown([&] { hook_servers.stop(); });
     HookDispatcher dispatcher(hook_servers, o.hook_server_timeout);
-    HookInterceptor hooks(dispatcher, o.runtime_hook_server_key, o.runtime_hook_server_val);
+    RuntimeObjectCache seen;
+    HookInterceptor hooks(dispatcher, seen, o.runtime_hook_server_key, o.runtime_hook_server_val);
     CriProxyServer proxy(
         CriProxyConfig{
             .listen_endpoint = o.koord_runtimeproxy_endpoint,

@@ -1,7 +1,8 @@
 // The seam between forwarding and Koordinator's hooks: a hooked CRI call's request may be
-// rewritten before it reaches the runtime, and its outcome is reported after kubelet has it.
+// rewritten before it reaches the runtime, and its outcome is reported before kubelet has it.
 #pragma once
 
+#include <any>
 #include <functional>
 
 #include "cri/cri_method.h"
@@ -18,13 +19,15 @@ class CallInterceptor {
   virtual ~CallInterceptor() = default;
   /// Runs the call's pre hooks. `request` (the serialized CRI request) may be replaced; `done`
   /// is called exactly once, on any thread: OK forwards `request`, anything else is kubelet's
-  /// answer and nothing is forwarded.
-  virtual void before(const CriMethod& method, grpc::ByteBuffer& request,
+  /// answer and nothing is forwarded. `state` is the call's own, handed to after(): what the
+  /// post hooks need is taken when the call begins, since another call's after() (a removal's)
+  /// may run before this one's.
+  virtual void before(const CriMethod& method, grpc::ByteBuffer& request, std::any& state,
                       std::function<void(const grpc::Status&)> done) = 0;
-  /// Runs the call's post hooks once the runtime answered OK and kubelet has the answer;
-  /// `request` is what was forwarded.
+  /// Once the runtime answered OK, just before kubelet gets the answer: bookkeeping for later
+  /// calls, and post hooks started (not waited for). `request` is what was forwarded.
   virtual void after(const CriMethod& method, const grpc::ByteBuffer& request,
-                     const grpc::ByteBuffer& response) = 0;
+                     const grpc::ByteBuffer& response, std::any& state) = 0;
 };
 
 }  // namespace koord::roles::runtime_proxy

@@ -65,6 +65,10 @@ HookedCall hookedOf(std::string_view name) {
     return HookedCall::kStopContainer;
   if (name == "UpdateContainerResources")
     return HookedCall::kUpdateContainerResources;
+  if (name == "RemoveContainer")
+    return HookedCall::kRemoveContainer;
+  if (name == "RemovePodSandbox")
+    return HookedCall::kRemovePodSandbox;
   return HookedCall::kNone;
 }
 
@@ -118,6 +122,10 @@ std::string_view hookedCallName(HookedCall call) {
       return "StopContainer";
     case HookedCall::kUpdateContainerResources:
       return "UpdateContainerResources";
+    case HookedCall::kRemoveContainer:
+      return "RemoveContainer";
+    case HookedCall::kRemovePodSandbox:
+      return "RemovePodSandbox";
   }
   return "none";
 }

@@ -9,7 +9,8 @@ namespace koord::roles::runtime_proxy {
 enum class CriService { kRuntime, kImage, kOther };
 enum class CriVersion { kV1, kV1alpha2, kOther };
 
-/// The CRI calls that run Koordinator's runtime hooks (pre, post or both).
+/// The CRI calls that run Koordinator's runtime hooks (pre, post or both), or that the hooks'
+/// bookkeeping follows.
 enum class HookedCall {
   kNone,
   kRunPodSandbox,
@@ -18,6 +19,9 @@ enum class HookedCall {
   kStartContainer,
   kStopContainer,
   kUpdateContainerResources,
+  // No hooks of their own: the proxy forgets what it kept for the removed object.
+  kRemoveContainer,
+  kRemovePodSandbox,
 };
 
 struct CriMethod {

@@ -6,6 +6,7 @@
 #include <grpcpp/support/status.h>
 #include <grpcpp/support/stub_options.h>
 
+#include <any>
 #include <atomic>
 #include <mutex>
 #include <string_view>
@@ -48,7 +49,7 @@ class UnaryForward final : public grpc::ServerGenericBidiReactor {
       forward();
       return;
     }
-    interceptor_->before(method_, request_, [this](const grpc::Status& s) {
+    interceptor_->before(method_, request_, state_, [this](const grpc::Status& s) {
       if (s.ok())
         forward();
       else
@@ -58,11 +59,7 @@ class UnaryForward final : public grpc::ServerGenericBidiReactor {
 
   void OnCancel() override { backend_context_.TryCancel(); }
 
-  void OnDone() override {
-    if (answered_ && interceptor_ != nullptr)
-      interceptor_->after(method_, request_, response_);
-    delete this;
-  }
+  void OnDone() override { delete this; }
 
  private:
   void forward() {
@@ -73,7 +70,10 @@ class UnaryForward final : public grpc::ServerGenericBidiReactor {
                         Finish(s);
                         return;
                       }
-                      answered_ = true;
+                      // Before kubelet has the answer, so that its next call (a start right
+                      // after a create) finds what this one left; post hooks are only started.
+                      if (interceptor_ != nullptr)
+                        interceptor_->after(method_, request_, response_, state_);
                       StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
                     });
   }
@@ -85,7 +85,7 @@ class UnaryForward final : public grpc::ServerGenericBidiReactor {
   grpc::ClientContext backend_context_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
-  bool answered_ = false;
+  std::any state_;
 };
 
 // Any other call: messages pumped one at a time each way, kubelet -> runtime ("up") and

@@ -2,26 +2,41 @@
 // runtime sees it, with the registration's failure policy deciding what a failed hook does.
 #pragma once
 
+#include <functional>
 #include <string>
+
+#include "hooks/hook_server_config.h"
 
 #include "cri/call_interceptor.h"
 
 namespace koord::roles::runtime_proxy {
 
 class HookDispatcher;
+class RuntimeObjectCache;
 
 class HookInterceptor final : public CallInterceptor {
  public:
   /// Pods labelled `skip_key`=`skip_value` (--runtime-hook-server-key/val) get no hooks.
-  HookInterceptor(HookDispatcher& dispatcher, std::string skip_key, std::string skip_value);
+  /// `cache` keeps, per pod and container the proxy saw created, what their later calls'
+  /// hooks are told (those calls name only an id).
+  HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache& cache, std::string skip_key,
+                  std::string skip_value);
 
-  void before(const CriMethod& method, grpc::ByteBuffer& request,
+  void before(const CriMethod& method, grpc::ByteBuffer& request, std::any& state,
               std::function<void(const grpc::Status&)> done) override;
   void after(const CriMethod& method, const grpc::ByteBuffer& request,
-             const grpc::ByteBuffer& response) override;
+             const grpc::ByteBuffer& response, std::any& state) override;
 
  private:
+  void containerPreHook(const CriMethod& method, RuntimeHookType type, const std::string& bytes,
+                        grpc::ByteBuffer& request, std::function<void(const grpc::Status&)> done);
+  /// What a Start/Stop call's post hook will be told, taken from the cache as the call begins.
+  void keepForPostHook(const CriMethod& method, const std::string& request, std::any& state);
+  void postHook(const CriMethod& method, const std::string& request, const std::string& response,
+                std::any& state);
+
   HookDispatcher& dispatcher_;
+  RuntimeObjectCache& cache_;
   std::string skip_key_;
   std::string skip_value_;
 };

@@ -33,6 +33,10 @@ TEST_CASE("cri method: service and version and hook and unary-ness", "[runtime-p
       {"/runtime.v1alpha2.RuntimeService/UpdateContainerResources", CriService::kRuntime,
        CriVersion::kV1alpha2, HookedCall::kUpdateContainerResources, true},
       {"/runtime.v1.RuntimeService/RemoveContainer", CriService::kRuntime, CriVersion::kV1,
+       HookedCall::kRemoveContainer, true},
+      {"/runtime.v1alpha2.RuntimeService/RemovePodSandbox", CriService::kRuntime,
+       CriVersion::kV1alpha2, HookedCall::kRemovePodSandbox, true},
+      {"/runtime.v1.RuntimeService/ListContainers", CriService::kRuntime, CriVersion::kV1,
        HookedCall::kNone, true},
       // Server streaming: pumped, not read whole.
       {"/runtime.v1.RuntimeService/GetContainerEvents", CriService::kRuntime, CriVersion::kV1,

@@ -7,6 +7,7 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "cri/cri_proxy_server.h"
@@ -23,6 +25,7 @@
 #include "hooks/hook_dispatcher.h"
 #include "hooks/hook_interceptor.h"
 #include "hooks/hook_server_registry.h"
+#include "hooks/runtime_object_cache.h"
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
 #include "test_cri_backend.h"
 
@@ -50,6 +53,34 @@ class TestHookServer final : public runtime::v1alpha1::RuntimeHookService::Servi
     resp->set_cgroup_parent("/kubepods/besteffort/hooked-" + req->pod_meta().uid());
     return grpc::Status::OK;
   }
+  grpc::Status PreStartContainerHook(grpc::ServerContext*,
+                                     const runtime::v1alpha1::ContainerResourceHookRequest* req,
+                                     runtime::v1alpha1::ContainerResourceHookResponse*) override {
+    return note("PreStartContainer", *req);
+  }
+  grpc::Status PostStartContainerHook(grpc::ServerContext*,
+                                      const runtime::v1alpha1::ContainerResourceHookRequest* req,
+                                      runtime::v1alpha1::ContainerResourceHookResponse*) override {
+    return note("PostStartContainer", *req);
+  }
+  grpc::Status PostStopContainerHook(grpc::ServerContext*,
+                                     const runtime::v1alpha1::ContainerResourceHookRequest* req,
+                                     runtime::v1alpha1::ContainerResourceHookResponse*) override {
+    return note("PostStopContainer", *req);
+  }
+  grpc::Status PreUpdateContainerResourcesHook(
+      grpc::ServerContext*, const runtime::v1alpha1::ContainerResourceHookRequest* req,
+      runtime::v1alpha1::ContainerResourceHookResponse* resp) override {
+    resp->mutable_container_resources()->set_cpu_shares(req->container_resources().cpu_shares() /
+                                                        2);
+    return note("PreUpdateContainerResources", *req);
+  }
+
+  std::vector<std::string> notes() {
+    std::lock_guard lock(mu_);
+    return notes_;
+  }
+
   grpc::Status PreCreateContainerHook(
       grpc::ServerContext* ctx, const runtime::v1alpha1::ContainerResourceHookRequest* req,
       runtime::v1alpha1::ContainerResourceHookResponse* resp) override {
@@ -64,6 +95,19 @@ class TestHookServer final : public runtime::v1alpha1::RuntimeHookService::Servi
   }
 
  private:
+  // "<hook> <pod>/<container> <container id> shares=<n>": what the hook was told.
+  grpc::Status note(const std::string& hook,
+                    const runtime::v1alpha1::ContainerResourceHookRequest& req) {
+    std::lock_guard lock(mu_);
+    notes_.push_back(hook + " " + req.pod_meta().name() + "/" + req.container_meta().name() + " " +
+                     req.container_meta().id() +
+                     " shares=" + std::to_string(req.container_resources().cpu_shares()));
+    return grpc::Status::OK;
+  }
+
+  std::mutex mu_;
+  std::vector<std::string> notes_;
+
   grpc::Status behave(grpc::ServerContext* ctx) {
     ++calls;
     switch (mode.load()) {
@@ -99,7 +143,9 @@ struct HookRig {
   TestCriBackend backend{runtime, image};
   HookServerRegistry registry{hook_dir};
   HookDispatcher dispatcher{registry, 300ms};
-  HookInterceptor interceptor{dispatcher, "runtimeproxy.koordinator.sh/skip-hookserver", "true"};
+  RuntimeObjectCache cache;
+  HookInterceptor interceptor{dispatcher, cache, "runtimeproxy.koordinator.sh/skip-hookserver",
+                              "true"};
   CriProxyServer proxy{{proxy_socket, runtime, image}, &interceptor};
 
   explicit HookRig(const std::string& policy = "Ignore") {
@@ -311,4 +357,72 @@ TEST_CASE("runtime-proxy hooks: registrations follow hookserver.d through inotif
   boost::asio::post(io, [&] { registry.stop(); });
   guard.reset();
   loop.join();
+}
+
+TEST_CASE(
+    "runtime-proxy hooks: calls that name only a container get what its creation told the "
+    "hook",
+    "[runtime-proxy]") {
+  HookRig rig;
+  writeFile(rig.hook_dir + "/koordlet.json",
+            R"({"remote-endpoint": ")" + rig.hook_socket +
+                R"(", "runtime-hooks": ["PreCreateContainer", "PreStartContainer",
+                   "PostStartContainer", "PostStopContainer", "PreUpdateContainerResources"]})");
+  rig.registry.rescan();
+  std::string id;
+  REQUIRE(create<V1>(rig, id).ok());  // the test runtime's container id describes the request
+  auto stub = runtime::v1::RuntimeService::NewStub(rig.channel());
+  auto unary = [&](auto method, const auto& req, auto resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+    return (stub.get()->*method)(&ctx, req, &resp);
+  };
+  runtime::v1::StartContainerRequest start;
+  start.set_container_id(id);
+  REQUIRE(unary(&runtime::v1::RuntimeService::Stub::StartContainer, start,
+                runtime::v1::StartContainerResponse())
+              .ok());
+  // An update: the hook sees the new resources and halves cpu.shares; the runtime gets that.
+  runtime::v1::UpdateContainerResourcesRequest update;
+  update.set_container_id(id);
+  update.mutable_linux()->set_cpu_shares(1000);
+  REQUIRE(unary(&runtime::v1::RuntimeService::Stub::UpdateContainerResources, update,
+                runtime::v1::UpdateContainerResourcesResponse())
+              .ok());
+  CHECK(rig.backend.lastUpdatedShares() == 500);
+  runtime::v1::StopContainerRequest stop;
+  stop.set_container_id(id);
+  REQUIRE(unary(&runtime::v1::RuntimeService::Stub::StopContainer, stop,
+                runtime::v1::StopContainerResponse())
+              .ok());
+  runtime::v1::RemoveContainerRequest remove;
+  remove.set_container_id(id);
+  REQUIRE(unary(&runtime::v1::RuntimeService::Stub::RemoveContainer, remove,
+                runtime::v1::RemoveContainerResponse())
+              .ok());
+  // Post hooks run after kubelet has its answer: wait for the last one.
+  std::vector<std::string> notes;
+  for (int i = 0; i < 100; ++i) {
+    notes = rig.hook.notes();
+    if (notes.size() >= 4)
+      break;
+    std::this_thread::sleep_for(50ms);
+  }
+  // Post hooks are not waited for, so they may land after the next call's pre hook.
+  std::sort(notes.begin(), notes.end());
+  REQUIRE(notes.size() == 4);
+  CHECK(notes[0] == "PostStartContainer be-pod/main " + id + " shares=2");
+  CHECK(notes[1] == "PostStopContainer be-pod/main " + id + " shares=2");
+  CHECK(notes[2] == "PreStartContainer be-pod/main " + id + " shares=2");
+  CHECK(notes[3] == "PreUpdateContainerResources be-pod/main " + id + " shares=1000");
+  // Removed: the proxy forgets it (once kubelet has the answer); a later start of that id calls
+  // no hook.
+  for (int i = 0; i < 100 && rig.cache.size() != 0; ++i)
+    std::this_thread::sleep_for(20ms);
+  CHECK(rig.cache.size() == 0);
+  REQUIRE(unary(&runtime::v1::RuntimeService::Stub::StartContainer, start,
+                runtime::v1::StartContainerResponse())
+              .ok());
+  std::this_thread::sleep_for(100ms);
+  CHECK(rig.hook.notes().size() == 4);
 }

@@ -62,7 +62,31 @@ std::string describe(const Request& req) {
 class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
  public:
   std::atomic<int>& calls;
+  std::atomic<long> updated_shares{-1};
   explicit RuntimeV1(std::atomic<int>& c) : calls(c) {}
+
+  grpc::Status StartContainer(grpc::ServerContext*, const runtime::v1::StartContainerRequest*,
+                              runtime::v1::StartContainerResponse*) override {
+    ++calls;
+    return grpc::Status::OK;
+  }
+  grpc::Status StopContainer(grpc::ServerContext*, const runtime::v1::StopContainerRequest*,
+                             runtime::v1::StopContainerResponse*) override {
+    ++calls;
+    return grpc::Status::OK;
+  }
+  grpc::Status RemoveContainer(grpc::ServerContext*, const runtime::v1::RemoveContainerRequest*,
+                               runtime::v1::RemoveContainerResponse*) override {
+    ++calls;
+    return grpc::Status::OK;
+  }
+  grpc::Status UpdateContainerResources(grpc::ServerContext*,
+                                        const runtime::v1::UpdateContainerResourcesRequest* req,
+                                        runtime::v1::UpdateContainerResourcesResponse*) override {
+    ++calls;
+    updated_shares = req->linux().cpu_shares();
+    return grpc::Status::OK;
+  }
 
   grpc::Status Version(grpc::ServerContext* ctx, const runtime::v1::VersionRequest* req,
                        runtime::v1::VersionResponse* resp) override {
@@ -242,6 +266,10 @@ TestCriBackend::~TestCriBackend() {
 
 int TestCriBackend::runtimeCalls() const {
   return services_->calls.load();
+}
+
+long TestCriBackend::lastUpdatedShares() const {
+  return services_->v1.updated_shares.load();
 }
 
 }  // namespace proxy_test

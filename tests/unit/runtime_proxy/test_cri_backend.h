@@ -38,6 +38,8 @@ class TestCriBackend {
 
   /// Calls the runtime socket has answered.
   int runtimeCalls() const;
+  /// cpu_shares of the last UpdateContainerResources the runtime got (v1), -1 before any.
+  long lastUpdatedShares() const;
 
  private:
   struct Services;

@@ -7,7 +7,8 @@
 #       [--cycles 40]
 #
 # The containerd is tests/cluster's node (`cluster.sh up` and `node`, in a temp dir of its own);
-# its kubelet is stopped once the node is up, so that nothing but the bench talks to containerd.
+# its kubelet and control plane are stopped once the node is up, so that nothing but the bench
+# talks to containerd or shares its CPUs.
 # Needs root (containerd, cgroups). With OUT_DIR set the tables also go to
 # $OUT_DIR/runtime-proxy-bench.txt.
 set -euo pipefail
@@ -54,10 +55,13 @@ set -a
 # shellcheck source=/dev/null
 . "$KOORD_CLUSTER_DIR/env"
 set +a
-# The kubelet would garbage-collect the bench's sandboxes as pods it does not know.
-read -r kubelet_pid _ <"$KOORD_CLUSTER_DIR/kubelet.pid"
-kill "$kubelet_pid"
-while kill -0 "$kubelet_pid" 2>/dev/null; do sleep 0.2; done
+# The kubelet would garbage-collect the bench's sandboxes as pods it does not know, and the
+# control plane would share the CPUs with what is measured: only containerd stays.
+for daemon in kubelet kube-controller-manager kube-apiserver etcd; do
+  read -r pid _ <"$KOORD_CLUSTER_DIR/$daemon.pid"
+  kill "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+done
 
 proxy_sock=$work/proxy.sock
 "$work/koord" runtime-proxy --koord-runtimeproxy-endpoint="$proxy_sock" \

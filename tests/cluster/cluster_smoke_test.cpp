@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -190,4 +191,75 @@ TEST_CASE("a hostNetwork busybox pod runs on the node and is deleted", "[node]")
       api.waitFor(path, 90s, [](const koord::http::Response& r) { return r.status == 404; });
   INFO(gone.body);
   CHECK(gone.status == 404);
+}
+
+// kubelet talks CRI through koord runtime-proxy here (cluster/node-up). A hook server that is
+// registered but down must not stop pods under failure-policy Ignore, and must refuse them
+// (with Koordinator's "hook server err") under Fail.
+TEST_CASE("runtime-proxy with a dead hook server: Ignore starts pods and Fail refuses them",
+          "[node]") {
+  auto env = readClusterEnv();
+  const std::string node = needEnv(env, "KOORD_NODE_NAME");
+  const std::string image = needEnv(env, "KOORD_TEST_IMAGE");
+  const std::string hooks = needEnv(env, "KOORD_CLUSTER_DIR") + "/hookserver.d";
+  Api api(env);
+  // Sorts first, so it is the server the proxy picks for these hooks.
+  const std::string registration = hooks + "/0-dead.json";
+  auto registerDead = [&](const std::string& policy) {
+    const std::string tmp = hooks + "/.0-dead.json.tmp";
+    std::ofstream(tmp) << R"({"remote-endpoint": ")" << hooks << R"(/nobody-listens.sock", )"
+                       << R"("failure-policy": ")" << policy
+                       << R"(", "runtime-hooks": ["PreRunPodSandbox", "PreCreateContainer"]})";
+    REQUIRE(std::rename(tmp.c_str(), registration.c_str()) == 0);
+    std::this_thread::sleep_for(1s);  // inotify
+  };
+  struct Unregister {
+    std::string file;
+    ~Unregister() { std::remove(file.c_str()); }
+  } unregister{registration};
+  auto podNamed = [&](const std::string& name) {
+    return json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"nodeName", node},
+          {"hostNetwork", true},
+          {"terminationGracePeriodSeconds", 1},
+          {"containers", json::array{json::object{{"name", "sleep"},
+                                                  {"image", image},
+                                                  {"imagePullPolicy", "Never"},
+                                                  {"command", json::array{"sleep", "3600"}}}}}}}};
+  };
+
+  registerDead("Ignore");
+  const std::string ignored = uniqueName("koord-hook-ignore");
+  const std::string ignored_path = "/api/v1/namespaces/default/pods/" + ignored;
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods", json::serialize(podNamed(ignored)))
+              .status == 201);
+  auto running = api.waitFor(ignored_path, 120s, [](const koord::http::Response& r) {
+    return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
+  });
+  CHECK(str(parse(running), {"status", "phase"}) == "Running");
+
+  registerDead("Fail");
+  const std::string refused = uniqueName("koord-hook-fail");
+  const std::string refused_path = "/api/v1/namespaces/default/pods/" + refused;
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods", json::serialize(podNamed(refused)))
+              .status == 201);
+  auto event = api.waitFor(
+      "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + refused, 90s,
+      [](const koord::http::Response& r) {
+        return r.status == 200 && r.body.find("hook server err") != std::string::npos;
+      });
+  INFO(event.body);
+  CHECK(event.body.find("FailedCreatePodSandBox") != std::string::npos);
+  CHECK(event.body.find("hook server err") != std::string::npos);
+  CHECK(str(parse(api.call("GET", refused_path)), {"status", "phase"}) == "Pending");
+
+  for (const auto& path : {ignored_path, refused_path})
+    api.call("DELETE", path + "?gracePeriodSeconds=0");
+  CHECK(
+      api.waitFor(ignored_path, 90s, [](const koord::http::Response& r) { return r.status == 404; })
+          .status == 404);
 }

@@ -148,18 +148,11 @@ TEST_CASE("a Namespace is created, read back, refused twice and deleted", "[clus
   CHECK(gone.status == 404);
 }
 
-TEST_CASE("a hostNetwork busybox pod runs on the node and is deleted", "[node]") {
-  auto env = readClusterEnv();
-  const std::string node = needEnv(env, "KOORD_NODE_NAME");
-  const std::string image = needEnv(env, "KOORD_TEST_IMAGE");
-  Api api(env);
+namespace {
 
-  auto n = api.call("GET", "/api/v1/nodes/" + node);
-  REQUIRE(n.status == 200);
-
-  const std::string name = uniqueName("koord-smoke-pod");
-  const std::string path = "/api/v1/namespaces/default/pods/" + name;
-  json::object pod{
+// A pod the test node can run: host network (its CNI is loopback only), the local image.
+json::object sleepPod(const std::string& name, const std::string& node, const std::string& image) {
+  return json::object{
       {"apiVersion", "v1"},
       {"kind", "Pod"},
       {"metadata", {{"name", name}}},
@@ -171,7 +164,23 @@ TEST_CASE("a hostNetwork busybox pod runs on the node and is deleted", "[node]")
                                                 {"image", image},
                                                 {"imagePullPolicy", "Never"},
                                                 {"command", json::array{"sleep", "3600"}}}}}}}};
-  auto created = api.call("POST", "/api/v1/namespaces/default/pods", json::serialize(pod));
+}
+
+}  // namespace
+
+TEST_CASE("a hostNetwork busybox pod runs on the node and is deleted", "[node]") {
+  auto env = readClusterEnv();
+  const std::string node = needEnv(env, "KOORD_NODE_NAME");
+  const std::string image = needEnv(env, "KOORD_TEST_IMAGE");
+  Api api(env);
+
+  auto n = api.call("GET", "/api/v1/nodes/" + node);
+  REQUIRE(n.status == 200);
+
+  const std::string name = uniqueName("koord-smoke-pod");
+  const std::string path = "/api/v1/namespaces/default/pods/" + name;
+  auto created = api.call("POST", "/api/v1/namespaces/default/pods",
+                          json::serialize(sleepPod(name, node, image)));
   INFO(created.body);
   REQUIRE(created.status == 201);
 
@@ -217,25 +226,12 @@ TEST_CASE("runtime-proxy with a dead hook server: Ignore starts pods and Fail re
     std::string file;
     ~Unregister() { std::remove(file.c_str()); }
   } unregister{registration};
-  auto podNamed = [&](const std::string& name) {
-    return json::object{
-        {"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata", {{"name", name}}},
-        {"spec",
-         {{"nodeName", node},
-          {"hostNetwork", true},
-          {"terminationGracePeriodSeconds", 1},
-          {"containers", json::array{json::object{{"name", "sleep"},
-                                                  {"image", image},
-                                                  {"imagePullPolicy", "Never"},
-                                                  {"command", json::array{"sleep", "3600"}}}}}}}};
-  };
 
   registerDead("Ignore");
   const std::string ignored = uniqueName("koord-hook-ignore");
   const std::string ignored_path = "/api/v1/namespaces/default/pods/" + ignored;
-  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods", json::serialize(podNamed(ignored)))
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
+                   json::serialize(sleepPod(ignored, node, image)))
               .status == 201);
   auto running = api.waitFor(ignored_path, 120s, [](const koord::http::Response& r) {
     return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
@@ -245,7 +241,8 @@ TEST_CASE("runtime-proxy with a dead hook server: Ignore starts pods and Fail re
   registerDead("Fail");
   const std::string refused = uniqueName("koord-hook-fail");
   const std::string refused_path = "/api/v1/namespaces/default/pods/" + refused;
-  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods", json::serialize(podNamed(refused)))
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
+                   json::serialize(sleepPod(refused, node, image)))
               .status == 201);
   auto event = api.waitFor(
       "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + refused, 90s,

@@ -172,9 +172,16 @@ HookInterceptor::HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache&
 
 void HookInterceptor::before(const CriMethod& method, grpc::ByteBuffer& request, std::any& state,
                              std::function<void(const grpc::Status&)> done) {
+  // Flattened once, and only for calls that read it.
+  std::optional<std::optional<std::string>> flat;
+  auto bytesOf = [&]() -> const std::optional<std::string>& {
+    if (!flat)
+      flat = flatten(request);
+    return *flat;
+  };
   if (method.hooked == HookedCall::kStartContainer || method.hooked == HookedCall::kStopContainer ||
       method.hooked == HookedCall::kStopPodSandbox) {
-    if (const auto bytes = flatten(request))
+    if (const auto& bytes = bytesOf())
       keepForPostHook(method, *bytes, state);
   }
   RuntimeHookType type;
@@ -200,7 +207,7 @@ void HookInterceptor::before(const CriMethod& method, grpc::ByteBuffer& request,
     done(grpc::Status::OK);
     return;
   }
-  const auto bytes = flatten(request);
+  const auto& bytes = bytesOf();
   if (!bytes) {
     done(grpc::Status::OK);
     return;
@@ -224,7 +231,7 @@ void HookInterceptor::before(const CriMethod& method, grpc::ByteBuffer& request,
             dispatcher_, type, *server, *bytes, request, skip_key_, skip_value_, std::move(done));
       return;
     default:
-      containerPreHook(method, type, *bytes, request, std::move(done));
+      containerPreHook(method, type, *server, *bytes, request, std::move(done));
       return;
   }
 }
@@ -233,7 +240,8 @@ void HookInterceptor::before(const CriMethod& method, grpc::ByteBuffer& request,
 // CreateContainer's was, with the id (and, for an update, the new resources); an update's
 // answer is merged into the request's resources.
 void HookInterceptor::containerPreHook(const CriMethod& method, RuntimeHookType type,
-                                       const std::string& bytes, grpc::ByteBuffer& request,
+                                       const HookServer& server, const std::string& bytes,
+                                       grpc::ByteBuffer& request,
                                        std::function<void(const grpc::Status&)> done) {
   bool handled = false;
   auto go = [&](auto parsed_value) {
@@ -260,15 +268,10 @@ void HookInterceptor::containerPreHook(const CriMethod& method, RuntimeHookType 
       if (parsed->has_linux())
         *hook_request.mutable_container_resources() = hookResources(parsed->linux());
     }
-    const auto server = dispatcher_.serverFor(type);
-    if (!server) {
-      done(grpc::Status::OK);
-      return;
-    }
     dispatcher_.call(
-        type, *server, hook_request,
-        [type, key = containerKey(hook_request), parsed, endpoint = server->config.remote_endpoint,
-         policy = server->config.failure_policy, &request,
+        type, server, hook_request,
+        [type, key = containerKey(hook_request), parsed, endpoint = server.config.remote_endpoint,
+         policy = server.config.failure_policy, &request,
          done](const grpc::Status& status, const hookapi::ContainerResourceHookResponse& answer) {
           if (!hookSucceeded(type, key, endpoint, policy, status, done))
             return;

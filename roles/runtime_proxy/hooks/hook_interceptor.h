@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "hooks/hook_server_config.h"
+#include "hooks/hook_server_registry.h"
 
 #include "cri/call_interceptor.h"
 
@@ -28,8 +28,9 @@ class HookInterceptor final : public CallInterceptor {
              const grpc::ByteBuffer& response, std::any& state) override;
 
  private:
-  void containerPreHook(const CriMethod& method, RuntimeHookType type, const std::string& bytes,
-                        grpc::ByteBuffer& request, std::function<void(const grpc::Status&)> done);
+  void containerPreHook(const CriMethod& method, RuntimeHookType type, const HookServer& server,
+                        const std::string& bytes, grpc::ByteBuffer& request,
+                        std::function<void(const grpc::Status&)> done);
   /// What a Start/Stop call's post hook will be told, taken from the cache as the call begins.
   void keepForPostHook(const CriMethod& method, const std::string& request, std::any& state);
   void postHook(const CriMethod& method, const std::string& request, const std::string& response,

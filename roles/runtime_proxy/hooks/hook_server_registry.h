@@ -51,8 +51,7 @@ class HookServerRegistry {
   std::string dir_;
   mutable std::mutex mu_;
   std::shared_ptr<const HookServers> servers_;
-  /// Per file: the content last seen (so that a broken file is reported once) and whether it
-  /// parsed.
+  /// Per file: the content last seen, so that a change (or a broken file) is logged once.
   std::map<std::string, std::string> seen_;
   std::unique_ptr<Watch> watch_;
 };

@@ -32,6 +32,14 @@ Snapshot nodes(int count) {
   return Snapshot(std::move(list));
 }
 
+// The snapshot's nodes as PreScore and Score take them.
+std::vector<const NodeInfo*> nodeList(const Snapshot& snap) {
+  std::vector<const NodeInfo*> list;
+  for (const auto& n : snap.nodes())
+    list.push_back(n.get());
+  return list;
+}
+
 int indexOf(const NodeInfo& n) {
   return std::stoi(n.name().substr(1));
 }
@@ -438,9 +446,7 @@ TEST_CASE("weights multiply normalised scores; ties are broken among the best on
   (*fw)->setSnapshot(&snap);
   CycleState state;
   PodInfo pod;
-  std::vector<const NodeInfo*> list;
-  for (const auto& n : snap.nodes())
-    list.push_back(n.get());
+  const auto list = nodeList(snap);
   auto scores = (*fw)->runScorePlugins(state, pod, list);
   REQUIRE(scores);
   // Index: 0, 25, 50, 75, 100 (x2); Flat: 50 (x2).
@@ -555,9 +561,7 @@ TEST_CASE("a PreScore answering Skip: its Score and NormalizeScore do not run") 
   auto snap = nodes(5);
   (*fw)->setSnapshot(&snap);
   PodInfo pod;
-  std::vector<const NodeInfo*> list;
-  for (const auto& n : snap.nodes())
-    list.push_back(n.get());
+  const auto list = nodeList(snap);
 
   CycleState state;
   REQUIRE((*fw)->runPreScorePlugins(state, pod, list).ok());
@@ -592,9 +596,7 @@ TEST_CASE("every Score plugin skipped: every node ties at 0") {
   auto snap = nodes(3);
   (*fw)->setSnapshot(&snap);
   PodInfo pod;
-  std::vector<const NodeInfo*> list;
-  for (const auto& n : snap.nodes())
-    list.push_back(n.get());
+  const auto list = nodeList(snap);
   CycleState state;
   REQUIRE((*fw)->runPreScorePlugins(state, pod, list).ok());
   auto scores = (*fw)->runScorePlugins(state, pod, list);
@@ -614,9 +616,7 @@ TEST_CASE("a score out of 0 to 100 is an error naming the first plugin and node"
   auto snap = nodes(200);
   (*fw)->setSnapshot(&snap);
   PodInfo pod;
-  std::vector<const NodeInfo*> list;
-  for (const auto& n : snap.nodes())
-    list.push_back(n.get());
+  const auto list = nodeList(snap);
   CycleState state;
   auto scores = (*fw)->runScorePlugins(state, pod, list);
   REQUIRE_FALSE(scores);

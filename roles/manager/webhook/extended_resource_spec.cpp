@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "koord/apis/extended_resource_spec.h"
 #include "koord/apis/extension.h"
 #include "koord/kube/decode.h"
 #include "webhook/pod_fields.h"
@@ -15,12 +16,8 @@ namespace {
 
 namespace json = boost::json;
 
-struct ContainerSpec {
-  kube::ResourceList requests;
-  kube::ResourceList limits;
-  friend bool operator==(const ContainerSpec&, const ContainerSpec&) = default;
-};
-using Spec = std::map<std::string, ContainerSpec, std::less<>>;
+using ContainerSpec = apis::ExtendedContainerSpec;
+using Spec = apis::ExtendedResourceSpec;
 
 kube::ResourceList batchOnly(const kube::ResourceList& list) {
   kube::ResourceList out;
@@ -77,41 +74,6 @@ kube::Expected<Spec> specOfPod(const json::object& pod) {
   return spec;
 }
 
-// The annotation as Go's json.Unmarshal reads it into ExtendedResourceSpec.
-kube::Expected<Spec> specOfAnnotation(std::string_view text) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec)
-    return kube::makeKubeError(fmt::format("not JSON: {}", ec.message()));
-  Spec spec;
-  if (v.is_null())
-    return spec;
-  if (!v.is_object())
-    return kube::makeKubeError("expected an object");
-  const json::value* containers = v.get_object().if_contains("containers");
-  if (containers == nullptr || containers->is_null())
-    return spec;
-  if (!containers->is_object())
-    return kube::makeKubeError("containers: expected object");
-  for (const auto& kv : containers->get_object()) {
-    std::string path = fmt::format("containers.{}", std::string_view(kv.key()));
-    ContainerSpec cs;
-    if (!kv.value().is_null()) {
-      if (!kv.value().is_object())
-        return kube::makeKubeError(path + ": expected object");
-      auto requests = listAt(kv.value().get_object(), "requests", path);
-      if (!requests)
-        return requests.error();
-      auto limits = listAt(kv.value().get_object(), "limits", path);
-      if (!limits)
-        return limits.error();
-      cs = ContainerSpec{std::move(*requests), std::move(*limits)};
-    }
-    spec[std::string(kv.key())] = std::move(cs);
-  }
-  return spec;
-}
-
 json::object encodeList(const kube::ResourceList& list) {
   json::object o;
   for (const auto& [name, q] : list)
@@ -156,7 +118,7 @@ kube::Expected<void> updateExtendedResourceSpec(boost::json::object& pod) {
   Spec current;
   if (auto it = annotations->find(apis::kAnnotationExtendedResourceSpec);
       it != annotations->end()) {
-    auto parsed = specOfAnnotation(it->second);
+    auto parsed = apis::parseExtendedResourceSpec(it->second);
     if (!parsed) {
       return kube::makeKubeError(fmt::format(
           "failed to get current extended resource spec, err: metadata.annotations[{}]: "

@@ -2,10 +2,10 @@
 
 #include <string>
 
+#include "koord/apis/extended_resource_spec.h"
 #include "koord/apis/extension.h"
 #include "koord/core/log.h"
 #include "runtimehooks/batchresource/batch_resource.h"
-#include "runtimehooks/extended_resource_spec.h"
 
 namespace koord::roles::koordlet {
 
@@ -27,13 +27,19 @@ std::optional<BatchResourcePlan> planFor(const hookapi::PodSandboxMetadata& meta
   auto spec = annotations.find(std::string(apis::kAnnotationExtendedResourceSpec));
   if (spec == annotations.end())
     return std::nullopt;
-  auto containers = parseExtendedResourceSpec(spec->second);
+  auto containers = apis::parseExtendedResourceSpec(spec->second);
   if (!containers) {
     KOORD_LOG_ERROR("runtime hook BatchResource: pod {}: {}: {}", pod.key(),
                     apis::kAnnotationExtendedResourceSpec, containers.error().message);
     return std::nullopt;
   }
-  pod.containers = std::move(*containers);
+  for (auto& [name, resources] : *containers) {
+    ContainerMeta c;
+    c.name = name;
+    c.requests = std::move(resources.requests);
+    c.limits = std::move(resources.limits);
+    pod.containers.push_back(std::move(c));
+  }
   return planBatchResource(pod);
 }
 

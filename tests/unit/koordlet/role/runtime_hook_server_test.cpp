@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "koord/app/role_app.h"
-#include "runtimehooks/extended_resource_spec.h"
 #include "runtimehooks/hookserver/hook_server.h"
 #include "runtimehooks/hookserver/runtime_hook_service.h"
 
@@ -47,28 +46,6 @@ std::string tempDir() {
 }
 
 }  // namespace
-
-TEST_CASE("extended-resource-spec: containers with their batch requests and limits",
-          "[koordlet][runtimehooks]") {
-  auto c = parseExtendedResourceSpec(kSpec);
-  REQUIRE(c.has_value());
-  REQUIRE(c->size() == 2);
-  CHECK((*c)[0].name == "main");
-  CHECK((*c)[0].requests.at("kubernetes.io/batch-cpu").value() == 1000);
-  CHECK((*c)[0].limits.at("kubernetes.io/batch-memory").value() == 1073741824);
-  CHECK((*c)[1].name == "sidecar");
-  CHECK((*c)[1].limits.empty());
-  CHECK(parseExtendedResourceSpec("{}")->empty());
-
-  CHECK_THAT(parseExtendedResourceSpec("{").error().message, Catch::Contains("not JSON"));
-  CHECK_THAT(parseExtendedResourceSpec(R"({"containers":[]})").error().message,
-             Catch::Contains("containers: want an object"));
-  CHECK_THAT(parseExtendedResourceSpec(
-                 R"({"containers":{"a":{"requests":{"kubernetes.io/batch-cpu":"x"}}}})")
-                 .error()
-                 .message,
-             Catch::Contains("containers.a.requests"));
-}
 
 TEST_CASE("runtime hook BatchResource: a BE container gets its batch cgroup values at creation",
           "[koordlet][runtimehooks]") {

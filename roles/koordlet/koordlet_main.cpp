@@ -198,13 +198,19 @@ int roleMain(int argc, char** argv) {
     // BE container starts with its batch cgroup values. Without the server (its socket's
     // directory missing, say) the reconcile above still applies them, a little later.
     std::unique_ptr<HookServer> hook_server;
-    if (gates.enabled("BatchResource")) {
+    const RuntimeHookPlugins hook_plugins{
+        .batch_resource = gates.enabled("BatchResource"),
+        .cpuset = gates.enabled("CPUSetAllocator"),
+        .oom_score_adj = gates.enabled("OOMScoreAdj"),
+    };
+    if (hook_plugins.batch_resource || hook_plugins.cpuset || hook_plugins.oom_score_adj) {
       hook_server = std::make_unique<HookServer>(HookServerOptions{
           .addr = o.runtime_hooks_addr,
           .host_endpoint = o.runtime_hooks_host_endpoint,
           .failure_policy = o.runtime_hooks_failure_policy,
           .config_path = o.runtime_hooks_config_path,
           .disable_stages = o.runtime_hooks_disable_stages,
+          .plugins = hook_plugins,
       });
       try {
         hook_server->start();

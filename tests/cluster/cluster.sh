@@ -12,6 +12,9 @@
 #   cluster.sh restart-apiserver
 #                        stops kube-apiserver and starts it again on the same port and etcd
 #                        (clients see their connections and watches drop)
+#   cluster.sh restart-before-kubelet
+#                        stops the node's KOORD_BEFORE_KUBELET process and starts the same
+#                        command again (a CRI proxy restarted under a running kubelet)
 #   cluster.sh status    what runs, and whether it is healthy
 #   cluster.sh env       prints the env file (KOORD_APISERVER, KOORD_CA_FILE, KOORD_TOKEN, ...)
 #
@@ -31,7 +34,9 @@
 #
 # Pods on the node must use hostNetwork: true (CNI has only loopback) and imagePullPolicy: Never
 # with the locally built image $KOORD_TEST_IMAGE (busybox; sh, sleep, cat, ...). Nothing listens
-# on anything but 127.0.0.1 and unix sockets in the run dir.
+# on anything but 127.0.0.1 and unix sockets in the run dir, except the kubelet's API and
+# read-only port, on all addresses: the apiserver reaches it at the node's own address for exec
+# and logs (its API authenticates every caller; there are no anonymous requests).
 set -euo pipefail
 
 readonly K8S_VERSION=v1.20.2
@@ -512,6 +517,8 @@ start_apiserver() {
     --secure-port="$APISERVER_PORT" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
+    --kubelet-client-certificate="$pki/admin.crt" --kubelet-client-key="$pki/admin.key" \
+    --kubelet-preferred-address-types=InternalIP \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc \
     --api-audiences=https://kubernetes.default.svc \
@@ -638,18 +645,29 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 EOF
 }
 
+# The node's address: the source address of the default route, else the first non-loopback one
+# (kubelet refuses a loopback node IP). The apiserver reaches the kubelet at the Node's
+# InternalIP for exec, attach, port-forward and logs, so the kubelet serves there too.
+node_ip() {
+  local ip
+  ip=$(ip -4 -o route get 1.0.0.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  [[ -n $ip ]] || ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -m1 -v '^127\.' || true)
+  [[ -n $ip ]] || die "no non-loopback IPv4 address for the node's kubelet"
+  echo "$ip"
+}
+
 write_kubelet_config() {
   local k=$DIR/kubelet
   mkdir -p "$k"
-  # Loopback only, and no iptables rules on the host (makeIPTablesUtilChains). Callers
-  # authenticate with a bearer token (checked by the apiserver) or a client certificate from the
+  # The API on every address (the node's, see node_ip; loopback for the tests), healthz on
+  # loopback, no iptables rules on the host (makeIPTablesUtilChains). No anonymous callers: they authenticate with a bearer token (checked by the apiserver) or a client certificate from the
   # test CA. Image GC thresholds at 100%: the kubelet must never delete the locally imported
   # image, which cannot be pulled again. Status checked every 2s (reported only on change), so
   # the node turns Ready seconds after registering instead of 10s later.
   cat >"$k/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: 0.0.0.0
 port: $KUBELET_PORT
 readOnlyPort: $KUBELET_READONLY_PORT
 healthzBindAddress: 127.0.0.1
@@ -771,9 +789,8 @@ EOF
 
   if [[ -n ${KOORD_BEFORE_KUBELET:-} ]]; then
     log "starting KOORD_BEFORE_KUBELET: $KOORD_BEFORE_KUBELET"
-    # shellcheck disable=SC2016 # expanded by the inner bash
-    start_daemon before-kubelet bash -c 'set -a; source "$1"; set +a; eval "$2"' before-kubelet \
-      "$DIR/env" "$KOORD_BEFORE_KUBELET"
+    printf '%s\n' "$KOORD_BEFORE_KUBELET" >"$DIR/before-kubelet.cmd"
+    start_before_kubelet
   fi
   if [[ $cri != "$sock" ]]; then
     local owner=containerd
@@ -786,6 +803,7 @@ EOF
   start_daemon kubelet "$BIN/kubelet" --config="$DIR/kubelet/config.yaml" \
     --kubeconfig="$DIR/kubeconfig" --hostname-override="$NODE_NAME" \
     --container-runtime=remote --container-runtime-endpoint="unix://$cri" \
+    --node-ip="$(node_ip)" \
     --root-dir="$DIR/kubelet"
   wait_for kubelet 120 "node $NODE_NAME to be Ready" node_ready
   trap - EXIT
@@ -916,6 +934,28 @@ cmd_down() {
   log "stopped everything in $DIR"
 }
 
+start_before_kubelet() {
+  # shellcheck disable=SC2016 # expanded by the inner bash
+  start_daemon before-kubelet bash -c 'set -a; source "$1"; set +a; eval "$2"' before-kubelet \
+    "$DIR/env" "$(<"$DIR/before-kubelet.cmd")"
+}
+
+cmd_restart_before_kubelet() {
+  lock_dir
+  daemon_pid before-kubelet >/dev/null || die "no KOORD_BEFORE_KUBELET process runs in $DIR"
+  [[ -f $DIR/before-kubelet.cmd ]] || die "no $DIR/before-kubelet.cmd"
+  local t0=$SECONDS log_file=$DIR/before-kubelet.log
+  stop_daemon before-kubelet 20
+  local cri
+  cri=$(sed -n 's|^KOORD_CRI_ENDPOINT=unix://||p' "$DIR/node.env")
+  rm -f "$cri"  # gone with a clean stop; after a kill it would look served at once
+  # The previous process's log stays readable beside the new one's.
+  [[ -f $log_file ]] && mv "$log_file" "$DIR/before-kubelet.previous.log"
+  start_before_kubelet
+  wait_for before-kubelet 30 "the CRI socket $cri" socket_exists "$cri"
+  log "KOORD_BEFORE_KUBELET restarted in $((SECONDS - t0))s"
+}
+
 cmd_restart_apiserver() {
   lock_dir
   load_ports
@@ -973,6 +1013,7 @@ main() {
   case $cmd in
     build | up | node | nodedown | down | status | env) "cmd_$cmd" ;;
     restart-apiserver) cmd_restart_apiserver ;;
+    restart-before-kubelet) cmd_restart_before_kubelet ;;
     -h | --help | help) usage ;;
     *)
       usage >&2

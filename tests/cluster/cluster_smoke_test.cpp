@@ -12,14 +12,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cluster_api.h"
 #include "cluster_env.h"
 #include "koord/http/client.h"
+#include "subprocess.h"
 
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -259,4 +262,116 @@ TEST_CASE("runtime-proxy with a dead hook server: Ignore starts pods and Fail re
   CHECK(
       api.waitFor(ignored_path, 90s, [](const koord::http::Response& r) { return r.status == 404; })
           .status == 404);
+}
+
+namespace {
+
+std::string containerId(const json::value& pod) {
+  const auto* statuses = pod.at("status").as_object().if_contains("containerStatuses");
+  if (statuses == nullptr || !statuses->is_array() || statuses->as_array().empty())
+    return {};
+  return str(statuses->as_array().front(), {"containerID"});
+}
+
+// `kubectl exec`: the CRI Exec call goes through the proxy, the stream to containerd's
+// streaming server that it names.
+koord::testing::ProcessResult kubectlExec(const std::map<std::string, std::string>& env,
+                                          const std::string& pod,
+                                          const std::vector<std::string>& command) {
+  std::vector<std::string> argv{needEnv(env, "KOORD_K8S_BIN") + "/kubectl",
+                                "--kubeconfig",
+                                needEnv(env, "KOORD_KUBECONFIG"),
+                                "--request-timeout=30s",
+                                "-n",
+                                "default",
+                                "exec",
+                                pod,
+                                "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return koord::testing::run(argv, {}, 60s);
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+// The whole path kubelet -> runtime-proxy -> containerd for a running pod: its log, exec with
+// stdin and stdout streams; then the proxy is restarted under it. Nothing may be lost: the same
+// container keeps running, un-restarted; exec and logs still work; the new proxy knows the
+// pod from the runtime; and the pod is stopped and removed through it.
+TEST_CASE("runtime-proxy: logs and exec pass through and a proxy restart loses nothing", "[node]") {
+  auto env = readClusterEnv();
+  const std::string node = needEnv(env, "KOORD_NODE_NAME");
+  const std::string image = needEnv(env, "KOORD_TEST_IMAGE");
+  const std::string cluster_dir = needEnv(env, "KOORD_CLUSTER_DIR");
+  const char* cluster_sh = std::getenv("KOORD_CLUSTER_SH");
+  REQUIRE(cluster_sh != nullptr);
+  Api api(env);
+
+  const std::string name = uniqueName("koord-proxy-restart");
+  const std::string path = "/api/v1/namespaces/default/pods/" + name;
+  json::object pod = sleepPod(name, node, image);
+  pod["spec"].as_object()["containers"].as_array()[0].as_object()["command"] =
+      json::array{"sh", "-c", "echo hello through the proxy; exec sleep 3600"};
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods", json::serialize(pod)).status == 201);
+  auto running = api.waitFor(path, 120s, [](const koord::http::Response& r) {
+    return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
+  });
+  REQUIRE(str(parse(running), {"status", "phase"}) == "Running");
+  const std::string container = containerId(parse(running));
+  REQUIRE_FALSE(container.empty());
+
+  auto checkStreams = [&](const std::string& when) {
+    INFO(when);
+    auto log = api.waitFor(path + "/log", 30s, [](const koord::http::Response& r) {
+      return r.status == 200 && r.body.find("hello through the proxy") != std::string::npos;
+    });
+    CHECK(log.body.find("hello through the proxy") != std::string::npos);
+    auto exec = kubectlExec(env, name, {"sh", "-c", "echo exec-$((6 * 7)); echo to-stderr >&2"});
+    INFO(exec.err);
+    CHECK(exec.exit_code == 0);
+    CHECK(exec.out == "exec-42\n");
+    CHECK(exec.err.find("to-stderr") != std::string::npos);
+    auto failing = kubectlExec(env, name, {"sh", "-c", "exit 3"});
+    CHECK(failing.exit_code != 0);  // the command's status comes back through the stream
+  };
+  checkStreams("before the restart");
+
+  auto restart = koord::testing::run({cluster_sh, "restart-before-kubelet"},
+                                     {{"KOORD_CLUSTER_DIR", cluster_dir}}, 60s);
+  INFO(restart.err);
+  REQUIRE(restart.exit_code == 0);
+  // The new process learnt the running pod from containerd before serving.
+  const std::string proxy_log = readFile(cluster_dir + "/before-kubelet.log");
+  INFO(proxy_log);
+  CHECK(proxy_log.find("known from the runtime") != std::string::npos);
+  CHECK(proxy_log.find(" 0 sandbox(es)") == std::string::npos);
+
+  checkStreams("after the restart");
+  // kubelet kept its view: the same container, never restarted.
+  const auto after = parse(api.call("GET", path));
+  CHECK(str(after, {"status", "phase"}) == "Running");
+  CHECK(containerId(after) == container);
+  CHECK(after.at("status").at("containerStatuses").at(0).at("restartCount").as_int64() == 0);
+
+  // A new pod starts, and the old one is stopped and removed, through the new process.
+  const std::string fresh = uniqueName("koord-after-restart");
+  const std::string fresh_path = "/api/v1/namespaces/default/pods/" + fresh;
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
+                   json::serialize(sleepPod(fresh, node, image)))
+              .status == 201);
+  CHECK(str(parse(api.waitFor(
+                fresh_path, 120s,
+                [](const koord::http::Response& r) {
+                  return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
+                })),
+            {"status", "phase"}) == "Running");
+  for (const auto& p : {path, fresh_path}) {
+    CHECK(api.call("DELETE", p).status == 200);
+    CHECK(api.waitFor(p, 90s, [](const koord::http::Response& r) { return r.status == 404; })
+              .status == 404);
+  }
 }

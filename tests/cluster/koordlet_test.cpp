@@ -133,8 +133,9 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
       {koordBinary(), "koordlet", "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
        "-cgroup-root-dir=/sys/fs/cgroup/",
        "-kubelet-read-only-port=" + koord::testing::needEnv(env, "KOORD_KUBELET_READONLY_PORT"),
-       "-addr=127.0.0.1:" + std::to_string(koordlet_port), "-feature-gates=BEMemoryEvict=true",
-       "-runtime-hooks-addr=" + hook_socket, "-runtime-hooks-host-endpoint=" + hook_socket,
+       "-addr=127.0.0.1:" + std::to_string(koordlet_port),
+       "-feature-gates=BEMemoryEvict=true,OOMScoreAdj=true", "-runtime-hooks-addr=" + hook_socket,
+       "-runtime-hooks-host-endpoint=" + hook_socket,
        "-runtime-hooks-config-path=" + cluster_dir + "/hookserver.d", "-v=4"},
       {{"NODE_NAME", node}, {"agent_mode", "hostMode"}});
   struct Unregister {
@@ -210,6 +211,32 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
                        << readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") << ", quota "
                        << readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.cfs_quota_us"));
 
+    // 2b. An LSR pod the scheduler bound to CPU 0 (resource-status annotation):
+    //     CPUSetAllocator answers PreCreateContainer, so the container's first command already
+    //     runs on CPU 0, unthrottled (kubelet alone: every CPU, quota 100000). Its
+    //     oom-score-adj annotation is not checked here: this test machine's kernel refuses
+    //     oom_score_adj writes (the process stays at 0); the unit tests cover that answer.
+    auto bound_pod = nodePod("lsr-bound", work.name(), node,
+                             "echo first: $(cat /sys/fs/cgroup/cpuset/cpuset.cpus) "
+                             "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) "
+                             "$(cat /proc/self/oom_score_adj); sleep 3600",
+                             json::object{{"koordinator.sh/qosClass", "LSR"}},
+                             json::object{{"cpu", "100m"}}, json::object{{"cpu", "1"}});
+    bound_pod["metadata"].as_object()["annotations"] =
+        json::object{{"scheduling.koordinator.sh/resource-status", R"({"cpuset":"0"})"},
+                     {"koordinator.sh/oom-score-adj", "-321"}};
+    ok(api->createSync(named(kPods, "", work.name()), bound_pod), "lsr pod");
+    REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "lsr-bound"); }));
+    auto bound = ok(api->getSync(named(kPods, "lsr-bound", work.name())), "lsr pod");
+    const std::string bound_log = "/var/log/pods/" + work.name() + "_lsr-bound_" +
+                                  str(bound, {"metadata", "uid"}) + "/main/0.log";
+    std::string bound_line;
+    CHECK(eventually(20s, [&] {
+      bound_line = readFile(bound_log);
+      return bound_line.find("first:") != std::string::npos;
+    }));
+    CHECK_THAT(bound_line, Catch::Contains("first: 0 -1 "));
+
     // 3. A CPU-bound LS pod shows up in the next report with about a core of usage.
     ok(api->createSync(named(kPods, "", work.name()),
                        nodePod("ls-hog", work.name(), node, "while :; do :; done", {},
@@ -238,10 +265,9 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
     // one kubelet sync (10 s), plus the two collector rounds a first rate needs.
     CHECK(reported - hog_running <= 45s);
 
-    // 3b. Pods from the kubelet itself. The node's InternalIP is the machine's address while
-    //     this kubelet listens on loopback only, so the koordlet above fell back to the API
-    //     server. A second koordlet, for a Node object whose InternalIP is 127.0.0.1, reads the
-    //     kubelet's /pods (node-a's pods: the API server has none for it) and collects the hog.
+    // 3b. Pods from the kubelet itself, at another address. A second koordlet, for a Node
+    //     object whose InternalIP is 127.0.0.1, reads the kubelet's /pods there (node-a's pods:
+    //     the API server has none for it) and collects the hog.
     //     Its QoS parts are off: the first koordlet owns the node's cgroups.
     const std::string probe = koord::testing::uniqueName("kl-probe");
     ok(api->createSync(

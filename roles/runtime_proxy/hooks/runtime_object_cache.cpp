@@ -11,6 +11,14 @@ void put(Map& map, const std::string& id, Value value) {
   map[id] = std::move(value);
 }
 
+template <typename Map, typename Value>
+bool putIfAbsent(Map& map, const std::string& id, Value value) {
+  if (map.contains(id))
+    return false;
+  put(map, id, std::move(value));
+  return true;
+}
+
 template <typename Map>
 auto get(const Map& map, const std::string& id) -> std::optional<typename Map::mapped_type> {
   auto it = map.find(id);
@@ -30,6 +38,18 @@ void RuntimeObjectCache::putContainer(const std::string& id,
                                       hookapi::ContainerResourceHookRequest r) {
   std::lock_guard lock(mu_);
   put(containers_, id, std::move(r));
+}
+
+bool RuntimeObjectCache::putSandboxIfAbsent(const std::string& id,
+                                            hookapi::PodSandboxHookRequest r) {
+  std::lock_guard lock(mu_);
+  return putIfAbsent(sandboxes_, id, std::move(r));
+}
+
+bool RuntimeObjectCache::putContainerIfAbsent(const std::string& id,
+                                              hookapi::ContainerResourceHookRequest r) {
+  std::lock_guard lock(mu_);
+  return putIfAbsent(containers_, id, std::move(r));
 }
 
 std::optional<hookapi::PodSandboxHookRequest> RuntimeObjectCache::sandbox(

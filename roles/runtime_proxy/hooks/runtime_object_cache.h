@@ -19,6 +19,10 @@ class RuntimeObjectCache {
 
   void putSandbox(const std::string& id, hookapi::PodSandboxHookRequest request);
   void putContainer(const std::string& id, hookapi::ContainerResourceHookRequest request);
+  /// For what is learnt from the runtime rather than from a create: a create's entry is richer.
+  /// True when the entry was added.
+  bool putSandboxIfAbsent(const std::string& id, hookapi::PodSandboxHookRequest request);
+  bool putContainerIfAbsent(const std::string& id, hookapi::ContainerResourceHookRequest request);
   std::optional<hookapi::PodSandboxHookRequest> sandbox(const std::string& id) const;
   std::optional<hookapi::ContainerResourceHookRequest> container(const std::string& id) const;
   void eraseSandbox(const std::string& id);

@@ -102,8 +102,23 @@ class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
     ++calls;
     // As many containers as the filter's label selector asks for, each with a big label: a
     // response of several megabytes.
+    if (!req->has_filter()) {
+      // What a node that ran pods before the proxy started has: two containers of the pod
+      // ListPodSandbox shows, one of a sandbox that is gone.
+      for (const char* id : {"web-main", "web-sidecar"}) {
+        auto* c = resp->add_containers();
+        c->set_id(id);
+        c->set_pod_sandbox_id("sandbox-web");
+        c->mutable_metadata()->set_name(std::string(id).substr(4));
+        (*c->mutable_annotations())["io.kubernetes.container.hash"] = "abc";
+      }
+      auto* orphan = resp->add_containers();
+      orphan->set_id("orphan");
+      orphan->set_pod_sandbox_id("sandbox-gone");
+      return grpc::Status::OK;
+    }
     int n = 0;
-    if (req->has_filter()) {
+    {
       auto it = req->filter().label_selector().find("count");
       if (it != req->filter().label_selector().end())
         n = std::stoi(it->second);
@@ -113,6 +128,34 @@ class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
       c->set_id("c" + std::to_string(i));
       (*c->mutable_labels())["blob"] = std::string(1024, 'x');
     }
+    return grpc::Status::OK;
+  }
+  grpc::Status ListPodSandbox(grpc::ServerContext*, const runtime::v1::ListPodSandboxRequest*,
+                              runtime::v1::ListPodSandboxResponse* resp) override {
+    ++calls;
+    auto* web = resp->add_items();
+    web->set_id("sandbox-web");
+    web->set_state(runtime::v1::SANDBOX_READY);
+    web->mutable_metadata()->set_name("web");
+    web->mutable_metadata()->set_namespace_("default");
+    web->mutable_metadata()->set_uid("uid-web");
+    (*web->mutable_labels())["koordinator.sh/qosClass"] = "BE";
+    (*web->mutable_annotations())["note"] = "from the runtime";
+    auto* stopped = resp->add_items();
+    stopped->set_id("sandbox-stopped");
+    stopped->set_state(runtime::v1::SANDBOX_NOTREADY);
+    stopped->mutable_metadata()->set_name("done");
+    return grpc::Status::OK;
+  }
+  grpc::Status PodSandboxStatus(grpc::ServerContext*,
+                                const runtime::v1::PodSandboxStatusRequest* req,
+                                runtime::v1::PodSandboxStatusResponse* resp) override {
+    ++calls;
+    if (req->pod_sandbox_id() != "sandbox-web" || !req->verbose())
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such sandbox");
+    // containerd's verbose form: the sandbox's config, as JSON, under "info".
+    (*resp->mutable_info())["info"] =
+        R"({"pid":42,"config":{"metadata":{"name":"web"},"linux":{"cgroup_parent":"/kubepods/besteffort/poduid-web"}}})";
     return grpc::Status::OK;
   }
   grpc::Status RunPodSandbox(grpc::ServerContext*, const runtime::v1::RunPodSandboxRequest* req,

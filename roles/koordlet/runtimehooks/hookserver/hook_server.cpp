@@ -41,7 +41,8 @@ std::string hookRegistration(const HookServerOptions& o) {
 }
 
 HookServer::HookServer(HookServerOptions options)
-    : options_(std::move(options)), service_(std::make_unique<RuntimeHookService>()) {}
+    : options_(std::move(options)),
+      service_(std::make_unique<RuntimeHookService>(options_.plugins)) {}
 
 HookServer::~HookServer() {
   stop();

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "runtimehooks/hookserver/runtime_hook_plugins.h"
+
 namespace grpc {
 class Server;
 }
@@ -25,6 +27,8 @@ struct HookServerOptions {
   std::string config_path;
   /// Hook types left out of the registration (-runtime-hooks-disable-stages).
   std::vector<std::string> disable_stages;
+  /// The plugins that answer (their feature gates).
+  RuntimeHookPlugins plugins;
 };
 
 /// Every hook type the koordlet serves, in Koordinator's spelling.

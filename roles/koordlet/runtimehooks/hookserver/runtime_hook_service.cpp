@@ -1,11 +1,14 @@
 #include "runtimehooks/hookserver/runtime_hook_service.h"
 
+#include <map>
 #include <string>
 
 #include "koord/apis/extended_resource_spec.h"
 #include "koord/apis/extension.h"
 #include "koord/core/log.h"
 #include "runtimehooks/batchresource/batch_resource.h"
+#include "runtimehooks/cpuset/cpuset_allocator.h"
+#include "runtimehooks/oomscoreadj/oom_score_adj.h"
 
 namespace koord::roles::koordlet {
 
@@ -52,23 +55,12 @@ void setValues(const CgroupValues& v, hookapi::LinuxContainerResources& out) {
     out.set_memory_limit_in_bytes(v.memory_limit);
 }
 
-}  // namespace
-
-hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHookRequest& req) {
-  hookapi::PodSandboxHookResponse out;
-  PodMeta pod;
-  if (auto plan = planFor(req.pod_meta(), req.labels(), req.annotations(), pod))
-    setValues(plan->pod, *out.mutable_resources());
-  return out;
-}
-
-hookapi::ContainerResourceHookResponse containerHookAnswer(
-    const hookapi::ContainerResourceHookRequest& req) {
-  hookapi::ContainerResourceHookResponse out;
+void batchResource(const hookapi::ContainerResourceHookRequest& req,
+                   hookapi::ContainerResourceHookResponse& out) {
   PodMeta pod;
   auto plan = planFor(req.pod_meta(), req.pod_labels(), req.pod_annotations(), pod);
   if (!plan)
-    return out;
+    return;
   for (std::size_t i = 0; i < pod.containers.size(); ++i) {
     if (pod.containers[i].name == req.container_meta().name()) {
       setValues(plan->containers[i], *out.mutable_container_resources());
@@ -78,13 +70,58 @@ hookapi::ContainerResourceHookResponse containerHookAnswer(
       break;
     }
   }
+}
+
+}  // namespace
+
+hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHookRequest& req,
+                                                     const RuntimeHookPlugins& plugins) {
+  hookapi::PodSandboxHookResponse out;
+  PodMeta pod;
+  if (!plugins.batch_resource)
+    return out;
+  if (auto plan = planFor(req.pod_meta(), req.labels(), req.annotations(), pod))
+    setValues(plan->pod, *out.mutable_resources());
+  return out;
+}
+
+hookapi::ContainerResourceHookResponse containerHookAnswer(
+    const hookapi::ContainerResourceHookRequest& req, const RuntimeHookPlugins& plugins) {
+  hookapi::ContainerResourceHookResponse out;
+  if (plugins.batch_resource)
+    batchResource(req, out);
+  if (!plugins.cpuset && !plugins.oom_score_adj)
+    return out;
+  const std::map<std::string, std::string, std::less<>> annotations(req.pod_annotations().begin(),
+                                                                    req.pod_annotations().end());
+  const auto podKey = [&] { return req.pod_meta().namespace_() + "/" + req.pod_meta().name(); };
+  if (plugins.cpuset) {
+    auto binding = podCPUSetBinding(annotations);
+    if (!binding) {
+      KOORD_LOG_ERROR("runtime hook CPUSetAllocator: pod {}: {}: {}", podKey(),
+                      kAnnotationResourceStatus, binding.error().message);
+    } else if (*binding) {
+      auto& resources = *out.mutable_container_resources();
+      resources.set_cpuset_cpus((*binding)->cpus);
+      resources.set_cpu_quota(-1);  // wins over BatchResource's quota: bound CPUs, no throttle
+      KOORD_VLOG(4, "runtime hook CPUSetAllocator: {}/{}: cpuset {}", podKey(),
+                 req.container_meta().name(), (*binding)->cpus);
+    }
+  }
+  if (plugins.oom_score_adj) {
+    auto adj = containerOOMScoreAdj(annotations, req.container_meta().name());
+    if (!adj)
+      KOORD_LOG_ERROR("runtime hook OOMScoreAdj: pod {}: {}", podKey(), adj.error().message);
+    else if (*adj)
+      out.mutable_container_resources()->set_oom_score_adj(**adj);
+  }
   return out;
 }
 
 grpc::Status RuntimeHookService::PreRunPodSandboxHook(grpc::ServerContext*,
                                                       const hookapi::PodSandboxHookRequest* req,
                                                       hookapi::PodSandboxHookResponse* resp) {
-  *resp = podSandboxHookAnswer(*req);
+  *resp = podSandboxHookAnswer(*req, plugins_);
   return grpc::Status::OK;
 }
 
@@ -97,7 +134,7 @@ grpc::Status RuntimeHookService::PostStopPodSandboxHook(grpc::ServerContext*,
 grpc::Status RuntimeHookService::PreCreateContainerHook(
     grpc::ServerContext*, const hookapi::ContainerResourceHookRequest* req,
     hookapi::ContainerResourceHookResponse* resp) {
-  *resp = containerHookAnswer(*req);
+  *resp = containerHookAnswer(*req, plugins_);
   return grpc::Status::OK;
 }
 
@@ -122,7 +159,7 @@ grpc::Status RuntimeHookService::PostStopContainerHook(grpc::ServerContext*,
 grpc::Status RuntimeHookService::PreUpdateContainerResourcesHook(
     grpc::ServerContext*, const hookapi::ContainerResourceHookRequest* req,
     hookapi::ContainerResourceHookResponse* resp) {
-  *resp = containerHookAnswer(*req);
+  *resp = containerHookAnswer(*req, plugins_);
   return grpc::Status::OK;
 }
 

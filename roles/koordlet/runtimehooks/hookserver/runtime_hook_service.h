@@ -3,17 +3,25 @@
 #pragma once
 
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
+#include "runtimehooks/hookserver/runtime_hook_plugins.h"
 
 namespace koord::roles::koordlet {
 
 namespace hookapi = ::runtime::v1alpha1;
 
-/// BatchResource (the same policy as the reconciler): a BE pod's batch-cpu and batch-memory,
-/// from its extended-resource-spec annotation, become its containers' cpu.shares, CFS quota
-/// and memory limit at creation. Anything else is answered with no change. A hook never
-/// fails a pod: an annotation that does not parse is logged (with the pod's key) and skipped.
+/// The plugins, each the same policy as its reconciler, applied before the container starts:
+/// - BatchResource: a BE pod's batch-cpu and batch-memory (extended-resource-spec annotation)
+///   become its containers' cpu.shares, CFS quota and memory limit;
+/// - CPUSetAllocator: a pod bound to CPUs (resource-status annotation's cpuset) gets that
+///   cpuset and an unlimited CFS quota, on create and on update;
+/// - OOMScoreAdj: the container's oom_score_adj from oom-score-adj-spec / oom-score-adj (0
+///   cannot be asked for: proto3 cannot tell it from "unset", as in Koordinator).
+/// Anything else is answered with no change. A hook never fails a pod: an annotation that does
+/// not parse is logged (with the pod's key) and that plugin skipped.
 class RuntimeHookService final : public hookapi::RuntimeHookService::Service {
  public:
+  explicit RuntimeHookService(RuntimeHookPlugins plugins = {}) : plugins_(plugins) {}
+
   grpc::Status PreRunPodSandboxHook(grpc::ServerContext* context,
                                     const hookapi::PodSandboxHookRequest* request,
                                     hookapi::PodSandboxHookResponse* response) override;
@@ -35,11 +43,15 @@ class RuntimeHookService final : public hookapi::RuntimeHookService::Service {
   grpc::Status PreUpdateContainerResourcesHook(
       grpc::ServerContext* context, const hookapi::ContainerResourceHookRequest* request,
       hookapi::ContainerResourceHookResponse* response) override;
+
+ private:
+  RuntimeHookPlugins plugins_;
 };
 
 /// The answers without gRPC, for tests.
-hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHookRequest& req);
+hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHookRequest& req,
+                                                     const RuntimeHookPlugins& plugins = {});
 hookapi::ContainerResourceHookResponse containerHookAnswer(
-    const hookapi::ContainerResourceHookRequest& req);
+    const hookapi::ContainerResourceHookRequest& req, const RuntimeHookPlugins& plugins = {});
 
 }  // namespace koord::roles::koordlet

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "koord/app/role_app.h"
 #include "runtimehooks/hookserver/hook_server.h"
@@ -76,6 +78,75 @@ TEST_CASE("runtime hook BatchResource: a BE container gets its batch cgroup valu
   auto answer = podSandboxHookAnswer(pod);
   CHECK(answer.resources().cpu_shares() == 1536);
   CHECK(answer.resources().cpu_quota() == -1);
+}
+
+TEST_CASE("runtime hook CPUSetAllocator: a pod bound to CPUs gets its cpuset and no quota",
+          "[koordlet][runtimehooks]") {
+  auto req = containerRequest("LSR", "main", "");
+  auto& annotations = *req.mutable_pod_annotations();
+  annotations["scheduling.koordinator.sh/resource-status"] =
+      R"({"cpuset":"3,0-2","numaNodeResources":[{"node":0}]})";
+  auto answer = containerHookAnswer(req);
+  CHECK(answer.container_resources().cpuset_cpus() == "0-3");
+  CHECK(answer.container_resources().cpu_quota() == -1);
+  // With the gate off, nothing.
+  CHECK_FALSE(
+      containerHookAnswer(req, RuntimeHookPlugins{.cpuset = false}).has_container_resources());
+  // No cpuset, an empty one, null: nothing. Malformed: nothing either (logged), never a failure.
+  for (const char* text : {R"({"numaNodeResources":[]})", R"({"cpuset":""})", "null",
+                           R"({"cpuset":"0-"})", R"({"cpuset":"a"})", R"({"cpuset":3})", "[1]", "{",
+                           R"({"cpuset":"3-1"})", R"({"cpuset":"0,,1"})"}) {
+    INFO(text);
+    annotations["scheduling.koordinator.sh/resource-status"] = text;
+    CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+  }
+  // Both a BE batch plan and a binding: the cpuset's unlimited quota wins over the batch one.
+  auto be = containerRequest("BE", "main");
+  (*be.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
+      R"({"cpuset":"2-3"})";
+  auto both = containerHookAnswer(be);
+  CHECK(both.container_resources().cpu_shares() == 1024);
+  CHECK(both.container_resources().cpuset_cpus() == "2-3");
+  CHECK(both.container_resources().cpu_quota() == -1);
+}
+
+TEST_CASE("runtime hook OOMScoreAdj: per container, else per pod, only in range",
+          "[koordlet][runtimehooks]") {
+  const RuntimeHookPlugins on{.oom_score_adj = true};
+  auto req = containerRequest("LS", "main", "");
+  auto& annotations = *req.mutable_pod_annotations();
+  annotations["koordinator.sh/oom-score-adj"] = "-500";
+  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == -500);
+  // Off by default, as the OOMScoreAdj gate is.
+  CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+  annotations["koordinator.sh/oom-score-adj-spec"] = R"({"main": 300, "sidecar": -999})";
+  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == 300);
+  req.mutable_container_meta()->set_name("other");  // not in the spec: the pod's value
+  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == -500);
+  req.mutable_container_meta()->set_name("main");
+
+  // Refused (logged, no change): out of range, not integers, a broken spec anywhere in it.
+  for (const auto& [key, text] : std::vector<std::pair<std::string, std::string>>{
+           {"koordinator.sh/oom-score-adj-spec", R"({"main": 1001})"},
+           {"koordinator.sh/oom-score-adj-spec", R"({"main": 1.5})"},
+           {"koordinator.sh/oom-score-adj-spec", R"({"main": "5"})"},
+           {"koordinator.sh/oom-score-adj-spec", R"({"main": 5, "other": -2000})"},
+           {"koordinator.sh/oom-score-adj-spec", "[5]"},
+           {"koordinator.sh/oom-score-adj-spec", "{"},
+       }) {
+    INFO(text);
+    auto bad = req;
+    (*bad.mutable_pod_annotations())[key] = text;
+    CHECK_FALSE(containerHookAnswer(bad, on).has_container_resources());
+  }
+  annotations.erase("koordinator.sh/oom-score-adj-spec");
+  for (const char* text : {"1001", "-1001", "5x", "", "+-5", " 5", "0x10"}) {
+    INFO(text);
+    annotations["koordinator.sh/oom-score-adj"] = text;
+    CHECK_FALSE(containerHookAnswer(req, on).has_container_resources());
+  }
+  annotations["koordinator.sh/oom-score-adj"] = "+1000";
+  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == 1000);
 }
 
 TEST_CASE("runtime hook server: registration and answers over its unix socket",

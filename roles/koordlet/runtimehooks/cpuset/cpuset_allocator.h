@@ -1,0 +1,29 @@
+// CPUSetAllocator's policy: a pod the scheduler bound to CPUs (LSE/LSR, cpuset in its
+// scheduling.koordinator.sh/resource-status annotation) gets that cpuset and no CFS quota.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "koord/kube/error.h"
+
+namespace koord::roles::koordlet {
+
+inline constexpr std::string_view kAnnotationResourceStatus =
+    "scheduling.koordinator.sh/resource-status";
+
+/// What a bound pod's containers get: cpuset.cpus, and cpu quota -1 (unlimited), since a CFS
+/// quota on top of exclusive CPUs only throttles (Koordinator issue 489).
+struct CPUSetBinding {
+  std::string cpus;  // the kernel's spelling, e.g. "0-3,8"
+};
+
+/// The binding from the pod's annotations: nullopt without the annotation or without a cpuset
+/// in it. The annotation as Go's json.Unmarshal reads Koordinator's ResourceStatus (null is
+/// empty, other keys ignored), and the cpuset must be a valid CPU list; errors name the field.
+kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(
+    const std::map<std::string, std::string, std::less<>>& annotations);
+
+}  // namespace koord::roles::koordlet

@@ -23,7 +23,7 @@ TEST_CASE("runtime-proxy rebuild: the runtime's sandboxes and containers become 
   // environment, which the runtime cannot tell.
   hookapi::ContainerResourceHookRequest from_create;
   from_create.mutable_container_meta()->set_id("web-sidecar");
-  (*from_create.mutable_container_envs())["FROM_CREATE"] = "1";
+  (*from_create.mutable_container_envs())["FROM_CREATE"] = std::string("1");
   cache.putContainer("web-sidecar", from_create);
 
   const RebuildResult r = rebuildRuntimeObjects("unix:" + runtime, cache, 5s);

@@ -110,7 +110,7 @@ class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
         c->set_id(id);
         c->set_pod_sandbox_id("sandbox-web");
         c->mutable_metadata()->set_name(std::string(id).substr(4));
-        (*c->mutable_annotations())["io.kubernetes.container.hash"] = "abc";
+        (*c->mutable_annotations())["io.kubernetes.container.hash"] = std::string("abc");
       }
       auto* orphan = resp->add_containers();
       orphan->set_id("orphan");
@@ -139,8 +139,8 @@ class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
     web->mutable_metadata()->set_name("web");
     web->mutable_metadata()->set_namespace_("default");
     web->mutable_metadata()->set_uid("uid-web");
-    (*web->mutable_labels())["koordinator.sh/qosClass"] = "BE";
-    (*web->mutable_annotations())["note"] = "from the runtime";
+    (*web->mutable_labels())["koordinator.sh/qosClass"] = std::string("BE");
+    (*web->mutable_annotations())["note"] = std::string("from the runtime");
     auto* stopped = resp->add_items();
     stopped->set_id("sandbox-stopped");
     stopped->set_state(runtime::v1::SANDBOX_NOTREADY);
@@ -155,7 +155,8 @@ class RuntimeV1 final : public runtime::v1::RuntimeService::Service {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such sandbox");
     // containerd's verbose form: the sandbox's config, as JSON, under "info".
     (*resp->mutable_info())["info"] =
-        R"({"pid":42,"config":{"metadata":{"name":"web"},"linux":{"cgroup_parent":"/kubepods/besteffort/poduid-web"}}})";
+        std::string(R"({"pid":42,"config":{"metadata":{"name":"web"},"linux":)"
+                    R"({"cgroup_parent":"/kubepods/besteffort/poduid-web"}}})");
     return grpc::Status::OK;
   }
   grpc::Status RunPodSandbox(grpc::ServerContext*, const runtime::v1::RunPodSandboxRequest* req,

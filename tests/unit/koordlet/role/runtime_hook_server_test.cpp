@@ -85,7 +85,7 @@ TEST_CASE("runtime hook CPUSetAllocator: a pod bound to CPUs gets its cpuset and
   auto req = containerRequest("LSR", "main", "");
   auto& annotations = *req.mutable_pod_annotations();
   annotations["scheduling.koordinator.sh/resource-status"] =
-      R"({"cpuset":"3,0-2","numaNodeResources":[{"node":0}]})";
+      std::string(R"({"cpuset":"3,0-2","numaNodeResources":[{"node":0}]})");
   auto answer = containerHookAnswer(req);
   CHECK(answer.container_resources().cpuset_cpus() == "0-3");
   CHECK(answer.container_resources().cpu_quota() == -1);
@@ -97,13 +97,13 @@ TEST_CASE("runtime hook CPUSetAllocator: a pod bound to CPUs gets its cpuset and
                            R"({"cpuset":"0-"})", R"({"cpuset":"a"})", R"({"cpuset":3})", "[1]", "{",
                            R"({"cpuset":"3-1"})", R"({"cpuset":"0,,1"})"}) {
     INFO(text);
-    annotations["scheduling.koordinator.sh/resource-status"] = text;
+    annotations["scheduling.koordinator.sh/resource-status"] = std::string(text);
     CHECK_FALSE(containerHookAnswer(req).has_container_resources());
   }
   // Both a BE batch plan and a binding: the cpuset's unlimited quota wins over the batch one.
   auto be = containerRequest("BE", "main");
   (*be.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
-      R"({"cpuset":"2-3"})";
+      std::string(R"({"cpuset":"2-3"})");
   auto both = containerHookAnswer(be);
   CHECK(both.container_resources().cpu_shares() == 1024);
   CHECK(both.container_resources().cpuset_cpus() == "2-3");
@@ -115,11 +115,12 @@ TEST_CASE("runtime hook OOMScoreAdj: per container, else per pod, only in range"
   const RuntimeHookPlugins on{.oom_score_adj = true};
   auto req = containerRequest("LS", "main", "");
   auto& annotations = *req.mutable_pod_annotations();
-  annotations["koordinator.sh/oom-score-adj"] = "-500";
+  annotations["koordinator.sh/oom-score-adj"] = std::string("-500");
   CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == -500);
   // Off by default, as the OOMScoreAdj gate is.
   CHECK_FALSE(containerHookAnswer(req).has_container_resources());
-  annotations["koordinator.sh/oom-score-adj-spec"] = R"({"main": 300, "sidecar": -999})";
+  annotations["koordinator.sh/oom-score-adj-spec"] =
+      std::string(R"({"main": 300, "sidecar": -999})");
   CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == 300);
   req.mutable_container_meta()->set_name("other");  // not in the spec: the pod's value
   CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == -500);
@@ -142,10 +143,10 @@ TEST_CASE("runtime hook OOMScoreAdj: per container, else per pod, only in range"
   annotations.erase("koordinator.sh/oom-score-adj-spec");
   for (const char* text : {"1001", "-1001", "5x", "", "+-5", " 5", "0x10"}) {
     INFO(text);
-    annotations["koordinator.sh/oom-score-adj"] = text;
+    annotations["koordinator.sh/oom-score-adj"] = std::string(text);
     CHECK_FALSE(containerHookAnswer(req, on).has_container_resources());
   }
-  annotations["koordinator.sh/oom-score-adj"] = "+1000";
+  annotations["koordinator.sh/oom-score-adj"] = std::string("+1000");
   CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == 1000);
 }
 

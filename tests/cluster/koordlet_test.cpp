@@ -55,6 +55,18 @@ std::string readFile(const std::string& path) {
   return s;
 }
 
+// The first line a pod's main container logged, once it has one (what is there after 20 s).
+// kubelet 1.20 writes container logs under /var/log/pods/<ns>_<pod>_<uid>/<container>/.
+std::string firstLogLine(const std::string& ns, const std::string& pod, const std::string& uid) {
+  const std::string log = "/var/log/pods/" + ns + "_" + pod + "_" + uid + "/main/0.log";
+  std::string line;
+  (void)eventually(std::chrono::seconds(20), [&] {
+    line = readFile(log);
+    return line.find("first:") != std::string::npos;
+  });
+  return line;
+}
+
 // A pod on the test node: host network (the node's CNI is loopback only) and the local image.
 json::object nodePod(const std::string& name, const std::string& ns, const std::string& node,
                      const std::string& script, json::object labels, json::object requests,
@@ -191,14 +203,8 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
     ok(api->createSync(named(kPods, "", work.name()), be_pod), "be pod");
     REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "be-batch"); }));
     auto be = ok(api->getSync(named(kPods, "be-batch", work.name())), "be pod");
-    // kubelet 1.20 writes container logs under /var/log/pods/<ns>_<pod>_<uid>/<container>/.
-    const std::string log = "/var/log/pods/" + work.name() + "_be-batch_" +
-                            str(be, {"metadata", "uid"}) + "/main/0.log";
-    std::string first_line;
-    CHECK(eventually(20s, [&] {
-      first_line = readFile(log);
-      return first_line.find("first:") != std::string::npos;
-    }));
+    const std::string first_line =
+        firstLogLine(work.name(), "be-batch", str(be, {"metadata", "uid"}));
     CHECK_THAT(first_line, Catch::EndsWith("first: 102 20000 " + std::to_string(64 << 20)));
     const std::string pod_dir = "kubepods/besteffort/pod" + str(be, {"metadata", "uid"});
     CHECK(eventually(30s, [&] {
@@ -213,9 +219,10 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
 
     // 2b. An LSR pod the scheduler bound to CPU 0 (resource-status annotation):
     //     CPUSetAllocator answers PreCreateContainer, so the container's first command already
-    //     runs on CPU 0, unthrottled (kubelet alone: every CPU, quota 100000). Its
-    //     oom-score-adj annotation is not checked here: this test machine's kernel refuses
-    //     oom_score_adj writes (the process stays at 0); the unit tests cover that answer.
+    //     runs on CPU 0, unthrottled (kubelet alone: every CPU, quota 100000). OOMScoreAdj
+    //     answers too: 777 from the annotation where kubelet alone gives a burstable pod 999.
+    //     A positive value on purpose: containerd's restrict_oom_score_adj clamps anything
+    //     below its own score, and this VM's kernel refuses lowering it at all.
     auto bound_pod = nodePod("lsr-bound", work.name(), node,
                              "echo first: $(cat /sys/fs/cgroup/cpuset/cpuset.cpus) "
                              "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) "
@@ -224,18 +231,13 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
                              json::object{{"cpu", "100m"}}, json::object{{"cpu", "1"}});
     bound_pod["metadata"].as_object()["annotations"] =
         json::object{{"scheduling.koordinator.sh/resource-status", R"({"cpuset":"0"})"},
-                     {"koordinator.sh/oom-score-adj", "-321"}};
+                     {"koordinator.sh/oom-score-adj", "777"}};
     ok(api->createSync(named(kPods, "", work.name()), bound_pod), "lsr pod");
     REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "lsr-bound"); }));
     auto bound = ok(api->getSync(named(kPods, "lsr-bound", work.name())), "lsr pod");
-    const std::string bound_log = "/var/log/pods/" + work.name() + "_lsr-bound_" +
-                                  str(bound, {"metadata", "uid"}) + "/main/0.log";
-    std::string bound_line;
-    CHECK(eventually(20s, [&] {
-      bound_line = readFile(bound_log);
-      return bound_line.find("first:") != std::string::npos;
-    }));
-    CHECK_THAT(bound_line, Catch::Contains("first: 0 -1 "));
+    const std::string bound_line =
+        firstLogLine(work.name(), "lsr-bound", str(bound, {"metadata", "uid"}));
+    CHECK_THAT(bound_line, Catch::EndsWith("first: 0 -1 777"));
 
     // 3. A CPU-bound LS pod shows up in the next report with about a core of usage.
     ok(api->createSync(named(kPods, "", work.name()),

@@ -16,6 +16,8 @@ namespace koord::kube {
 /// An object's labels. A std::map (sorted, transparent lookups by string_view) rather than a
 /// flat vector: label sets are small, built once at projection and then only looked up.
 using Labels = std::map<std::string, std::string, std::less<>>;
+/// An object's annotations: the same shape, kept apart in name so signatures say which.
+using Annotations = Labels;
 
 /// nullopt when `key` is a valid qualified name: [prefix/]name, prefix a DNS-1123 subdomain of
 /// at most 253 characters, name at most 63 of [A-Za-z0-9_.-] starting and ending alphanumeric.

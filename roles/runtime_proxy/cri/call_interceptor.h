@@ -4,11 +4,11 @@
 
 #include <any>
 #include <functional>
+#include <string>
 
 #include "cri/cri_method.h"
 
 namespace grpc {
-class ByteBuffer;
 class Status;
 }  // namespace grpc
 
@@ -22,12 +22,12 @@ class CallInterceptor {
   /// answer and nothing is forwarded. `state` is the call's own, handed to after(): what the
   /// post hooks need is taken when the call begins, since another call's after() (a removal's)
   /// may run before this one's.
-  virtual void before(const CriMethod& method, grpc::ByteBuffer& request, std::any& state,
+  virtual void before(const CriMethod& method, std::string& request, std::any& state,
                       std::function<void(const grpc::Status&)> done) = 0;
   /// Once the runtime answered OK, just before kubelet gets the answer: bookkeeping for later
   /// calls, and post hooks started (not waited for). `request` is what was forwarded.
-  virtual void after(const CriMethod& method, const grpc::ByteBuffer& request,
-                     const grpc::ByteBuffer& response, std::any& state) = 0;
+  virtual void after(const CriMethod& method, const std::string& request,
+                     const std::string& response, std::any& state) = 0;
 };
 
 }  // namespace koord::roles::runtime_proxy

@@ -9,9 +9,7 @@
 
 namespace koord::roles::runtime_proxy {
 
-namespace {
-
-std::shared_ptr<grpc::Channel> channelTo(const std::string& target) {
+std::shared_ptr<grpc::Channel> criChannel(const std::string& target) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxCriMessageBytes);
   args.SetMaxSendMessageSize(kMaxCriMessageBytes);
@@ -21,8 +19,6 @@ std::shared_ptr<grpc::Channel> channelTo(const std::string& target) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
 }
-
-}  // namespace
 
 std::string unixTarget(const std::string& endpoint, const char* flag) {
   std::string path = endpoint;
@@ -38,10 +34,5 @@ std::string unixTarget(const std::string& endpoint, const char* flag) {
         fmt::format("--{}={:?}: want an absolute unix socket path", flag, endpoint));
   return "unix:" + path;
 }
-
-CriBackend::CriBackend(const std::string& runtime_target, const std::string& image_target)
-    : runtime_(channelTo(runtime_target)),
-      image_(image_target == runtime_target ? runtime_
-                                            : grpc::GenericStub(channelTo(image_target))) {}
 
 }  // namespace koord::roles::runtime_proxy

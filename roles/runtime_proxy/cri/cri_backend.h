@@ -1,13 +1,11 @@
-// The runtime and image services the proxy forwards to (containerd's CRI plugin), as generic
-// gRPC stubs: requests travel as the bytes kubelet sent unless a hook rewrites them.
+// The runtime's CRI endpoints as the proxy's flags name them, and the gRPC channel the proxy
+// itself calls the runtime through (the rebuild after a restart; forwarding is cri_relay's).
 #pragma once
 
-#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/channel.h>
 
 #include <memory>
 #include <string>
-
-#include "cri/cri_method.h"
 
 namespace koord::roles::runtime_proxy {
 
@@ -16,22 +14,11 @@ namespace koord::roles::runtime_proxy {
 /// only speaks to a local runtime).
 std::string unixTarget(const std::string& endpoint, const char* flag);
 
-/// kubelet's limit on a CRI message both ways (and containerd's): the proxy refuses nothing
-/// that either end would accept.
+/// kubelet's limit on a CRI message both ways (and containerd's): the proxy's own calls accept
+/// anything the runtime would send kubelet.
 inline constexpr int kMaxCriMessageBytes = 16 * 1024 * 1024;
 
-class CriBackend {
- public:
-  /// Targets as unixTarget gives them; channels connect lazily.
-  CriBackend(const std::string& runtime_target, const std::string& image_target);
-
-  grpc::GenericStub& stubFor(CriService service) {
-    return service == CriService::kImage ? image_ : runtime_;
-  }
-
- private:
-  grpc::GenericStub runtime_;
-  grpc::GenericStub image_;
-};
+/// A channel to a CRI endpoint with the proxy's limits and reconnect backoff.
+std::shared_ptr<grpc::Channel> criChannel(const std::string& target);
 
 }  // namespace koord::roles::runtime_proxy

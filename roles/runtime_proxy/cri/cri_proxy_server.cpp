@@ -1,51 +1,86 @@
 #include "cri/cri_proxy_server.h"
 
 #include <fmt/format.h>
-#include <grpcpp/generic/async_generic_service.h>
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server.h>
-#include <grpcpp/server_builder.h>
 #include <unistd.h>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
 
+#include <future>
+#include <optional>
 #include <thread>
 
 #include "cri/cri_backend.h"
-#include "cri/cri_method.h"
-#include "cri/forwarded_call.h"
+#include "cri/cri_relay.h"
 #include "koord/app/role_app.h"
 #include "koord/app/unix_socket.h"
 #include "koord/core/log.h"
 
 namespace koord::roles::runtime_proxy {
 
+namespace asio = boost::asio;
+
+namespace {
+
+std::string socketPathOf(const std::string& endpoint, const char* flag) {
+  return unixTarget(endpoint, flag).substr(5);  // "unix:" off
+}
+
+}  // namespace
+
+// One thread runs the relay: it reads kubelet's and the runtime's sockets and writes the other
+// side, so a forwarded call costs two wake-ups of one thread and crosses no other.
 struct CriProxyServer::Impl {
   CriProxyConfig config;
   std::string socket_path;
-  CriBackend backend;
-  CallInterceptor* interceptor;
-  grpc::AsyncGenericService service;
-  std::unique_ptr<grpc::ServerCompletionQueue> queue;
-  std::unique_ptr<ForwardingContext> forwarding;
-  std::unique_ptr<grpc::Server> server;
-  std::thread poller;
+  // Concurrency hint 1: one thread runs it, so asio takes no locks of its own.
+  std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>(1);
+  RelayShared shared;
+  std::optional<asio::local::stream_protocol::acceptor> acceptor;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::thread thread;
+  bool running = false;
 
-  Impl(CriProxyConfig c, CallInterceptor* i)
+  Impl(CriProxyConfig c, CallInterceptor* interceptor)
       : config(std::move(c)),
-        socket_path(unixTarget(config.listen_endpoint, "koord-runtimeproxy-endpoint").substr(5)),
-        backend(unixTarget(config.runtime_endpoint, "remote-runtime-service-endpoint"),
-                unixTarget(
-                    config.image_endpoint.empty() ? config.runtime_endpoint : config.image_endpoint,
-                    "remote-image-service-endpoint")),
-        interceptor(i) {}
+        socket_path(socketPathOf(config.listen_endpoint, "koord-runtimeproxy-endpoint")),
+        shared(*io, socketPathOf(config.runtime_endpoint, "remote-runtime-service-endpoint"),
+               socketPathOf(
+                   config.image_endpoint.empty() ? config.runtime_endpoint : config.image_endpoint,
+                   "remote-image-service-endpoint"),
+               interceptor) {}
 
-  // One thread drains the queue, and in doing so polls both kubelet's connection and the
-  // runtime's: a forwarded call wakes it twice (kubelet's request, the runtime's answer) and
-  // crosses no other thread, which is what keeps the added latency low on a small node.
-  void drain() {
-    void* tag = nullptr;
-    bool ok = false;
-    while (queue->Next(&tag, &ok))
-      static_cast<CompletionTag*>(tag)->complete(ok);
+  ~Impl() {
+    // Connections still owned by pending handlers go with the io_context, before `shared`.
+    acceptor.reset();
+    io.reset();
+  }
+
+  void accept() {
+    acceptor->async_accept(
+        [this](const boost::system::error_code& ec, asio::local::stream_protocol::socket socket) {
+          if (ec == asio::error::operation_aborted || !acceptor->is_open())
+            return;
+          if (ec) {
+            // Out of descriptors, say: the connections already relayed go on.
+            KOORD_LOG_ERROR("runtime-proxy: accepting on {}: {}", socket_path, ec.message());
+          } else {
+            relayKubeletConnection(shared, socket.release());
+          }
+          accept();
+        });
+  }
+
+  // Runs `f` on the relay's thread and waits for it.
+  template <typename F>
+  void onRelayThread(F&& f) {
+    std::promise<void> done;
+    asio::post(*io, [&] {
+      f();
+      done.set_value();
+    });
+    done.get_future().wait();
   }
 };
 
@@ -53,63 +88,53 @@ CriProxyServer::CriProxyServer(CriProxyConfig config, CallInterceptor* intercept
     : impl_(std::make_unique<Impl>(std::move(config), interceptor)) {}
 
 CriProxyServer::~CriProxyServer() {
-  if (impl_->server)
+  if (impl_->running)
     shutdown(std::chrono::milliseconds(0));
 }
 
 void CriProxyServer::start() {
   app::prepareUnixSocketPath(impl_->socket_path);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + impl_->socket_path, grpc::InsecureServerCredentials());
-  builder.SetMaxReceiveMessageSize(kMaxCriMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxCriMessageBytes);
-  builder.RegisterAsyncGenericService(&impl_->service);
-  impl_->queue = builder.AddCompletionQueue();
-  impl_->server = builder.BuildAndStart();
-  if (!impl_->server) {
-    impl_->queue->Shutdown();
-    impl_->drain();
-    impl_->queue.reset();
-    throw app::ConfigError(fmt::format("cannot serve CRI on {}", impl_->socket_path));
+  boost::system::error_code ec;
+  impl_->acceptor.emplace(*impl_->io);
+  (void)impl_->acceptor->open(asio::local::stream_protocol(), ec);
+  if (!ec)
+    (void)impl_->acceptor->bind(asio::local::stream_protocol::endpoint(impl_->socket_path), ec);
+  if (!ec)
+    (void)impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    impl_->acceptor.reset();
+    throw app::ConfigError(
+        fmt::format("cannot serve CRI on {}: {}", impl_->socket_path, ec.message()));
   }
-  impl_->forwarding = std::make_unique<ForwardingContext>(impl_->service, *impl_->queue,
-                                                          impl_->backend, impl_->interceptor);
-  acceptNextCall(*impl_->forwarding);
-  impl_->poller = std::thread([impl = impl_.get()] { impl->drain(); });
+  impl_->accept();
+  impl_->work.emplace(impl_->io->get_executor());
+  impl_->thread = std::thread([impl = impl_.get()] { impl->io->run(); });
+  impl_->running = true;
   KOORD_LOG_INFO("runtime-proxy: serving CRI on {}, forwarding to {} (images: {})",
-                 impl_->socket_path, impl_->config.runtime_endpoint,
-                 impl_->config.image_endpoint.empty() ? impl_->config.runtime_endpoint
-                                                      : impl_->config.image_endpoint);
+                 impl_->socket_path, impl_->shared.runtime_socket, impl_->shared.image_socket);
 }
 
 void CriProxyServer::shutdown(std::chrono::milliseconds grace) {
-  if (!impl_->server)
+  if (!impl_->running)
     return;
-  // The queue keeps being drained while the server stops, so that the calls in flight (and
-  // the one waiting to be accepted) reach their end; it is closed only once none is left, since
-  // a call's next operation on a closed queue would abort the process.
-  impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
-  impl_->server->Wait();
-  const auto give_up = std::chrono::steady_clock::now() + grace + std::chrono::seconds(5);
-  while (impl_->forwarding->live.load() > 0 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  if (impl_->forwarding->live.load() > 0) {
-    // A call that will not end (a hook that never answers despite its deadline): leave the
-    // queue open and its thread running rather than abort; the process is about to exit.
-    KOORD_LOG_ERROR("runtime-proxy: {} call(s) still in flight after shutdown; not waiting",
-                    impl_->forwarding->live.load());
-    impl_->poller.detach();
-    (void)impl_->queue.release();
-    (void)impl_->forwarding.release();
-    (void)impl_->server.release();
-  } else {
-    impl_->queue->Shutdown();
-    impl_->poller.join();
-    impl_->server.reset();
-    impl_->queue.reset();
-    impl_->forwarding.reset();
-  }
+  impl_->running = false;
+  impl_->onRelayThread([&] {
+    boost::system::error_code ignored;
+    (void)impl_->acceptor->close(ignored);
+  });
   ::unlink(impl_->socket_path.c_str());
+  // Calls in flight get `grace` to end; kubelet's idle connections are simply closed after.
+  const auto give_up = std::chrono::steady_clock::now() + grace;
+  while (impl_->shared.active_calls.load(std::memory_order_relaxed) > 0 &&
+         std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (const auto left = impl_->shared.active_calls.load(std::memory_order_relaxed); left > 0)
+    KOORD_LOG_WARNING("runtime-proxy: {} call(s) still in flight after {} ms; cut", left,
+                      grace.count());
+  impl_->onRelayThread([&] { closeRelayConnections(impl_->shared); });
+  impl_->work.reset();
+  impl_->thread.join();
+  impl_->shared.detachWake();
 }
 
 const std::string& CriProxyServer::socketPath() const {

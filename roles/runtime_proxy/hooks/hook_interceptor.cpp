@@ -1,7 +1,6 @@
 #include "hooks/hook_interceptor.h"
 
 #include <fmt/format.h>
-#include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/status.h>
 
 #include <any>
@@ -18,23 +17,6 @@
 namespace koord::roles::runtime_proxy {
 
 namespace {
-
-std::optional<std::string> flatten(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  if (!buffer.Dump(&slices).ok())
-    return std::nullopt;
-  std::string out;
-  out.reserve(buffer.Length());
-  for (const auto& s : slices)
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
-}
-
-grpc::ByteBuffer bufferOf(const google::protobuf::MessageLite& message) {
-  const std::string bytes = message.SerializeAsString();
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
 
 template <typename Labels>
 bool skipped(const Labels& labels, const std::string& key, const std::string& value) {
@@ -110,7 +92,7 @@ bool hookSucceeded(RuntimeHookType type, const std::string& key, const std::stri
 
 template <typename Request, typename Hook>
 void runPreHook(HookDispatcher& dispatcher, RuntimeHookType type, const HookServer& server,
-                const std::string& bytes, grpc::ByteBuffer& request, const std::string& skip_key,
+                const std::string& bytes, std::string& request, const std::string& skip_key,
                 const std::string& skip_value, std::function<void(const grpc::Status&)> done) {
   auto parsed = std::make_shared<Request>();
   if (!parsed->ParseFromString(bytes)) {
@@ -134,7 +116,7 @@ void runPreHook(HookDispatcher& dispatcher, RuntimeHookType type, const HookServ
                     if (!hookSucceeded(type, Hook::key(*parsed), endpoint, policy, status, done))
                       return;
                     Hook::merge(answer, *parsed);
-                    request = bufferOf(*parsed);
+                    request = parsed->SerializeAsString();
                     done(grpc::Status::OK);
                   });
 }
@@ -170,20 +152,11 @@ HookInterceptor::HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache&
       skip_key_(std::move(skip_key)),
       skip_value_(std::move(skip_value)) {}
 
-void HookInterceptor::before(const CriMethod& method, grpc::ByteBuffer& request, std::any& state,
+void HookInterceptor::before(const CriMethod& method, std::string& request, std::any& state,
                              std::function<void(const grpc::Status&)> done) {
-  // Flattened once, and only for calls that read it.
-  std::optional<std::optional<std::string>> flat;
-  auto bytesOf = [&]() -> const std::optional<std::string>& {
-    if (!flat)
-      flat = flatten(request);
-    return *flat;
-  };
   if (method.hooked == HookedCall::kStartContainer || method.hooked == HookedCall::kStopContainer ||
-      method.hooked == HookedCall::kStopPodSandbox) {
-    if (const auto& bytes = bytesOf())
-      keepForPostHook(method, *bytes, state);
-  }
+      method.hooked == HookedCall::kStopPodSandbox)
+    keepForPostHook(method, request, state);
   RuntimeHookType type;
   switch (method.hooked) {
     case HookedCall::kRunPodSandbox:
@@ -207,31 +180,28 @@ void HookInterceptor::before(const CriMethod& method, grpc::ByteBuffer& request,
     done(grpc::Status::OK);
     return;
   }
-  const auto& bytes = bytesOf();
-  if (!bytes) {
-    done(grpc::Status::OK);
-    return;
-  }
+  // Parsed before the hook call starts, so that `request` may then be replaced by the answer.
+  const std::string& bytes = request;
   const bool v1 = method.version == CriVersion::kV1;
   switch (type) {
     case RuntimeHookType::kPreRunPodSandbox:
       if (v1)
         runPreHook<::runtime::v1::RunPodSandboxRequest, PodSandboxHook>(
-            dispatcher_, type, *server, *bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
       else
         runPreHook<::runtime::v1alpha2::RunPodSandboxRequest, PodSandboxHook>(
-            dispatcher_, type, *server, *bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
       return;
     case RuntimeHookType::kPreCreateContainer:
       if (v1)
         runPreHook<::runtime::v1::CreateContainerRequest, ContainerHook>(
-            dispatcher_, type, *server, *bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
       else
         runPreHook<::runtime::v1alpha2::CreateContainerRequest, ContainerHook>(
-            dispatcher_, type, *server, *bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
       return;
     default:
-      containerPreHook(method, type, *server, *bytes, request, std::move(done));
+      containerPreHook(method, type, *server, bytes, request, std::move(done));
       return;
   }
 }
@@ -241,7 +211,7 @@ void HookInterceptor::before(const CriMethod& method, grpc::ByteBuffer& request,
 // answer is merged into the request's resources.
 void HookInterceptor::containerPreHook(const CriMethod& method, RuntimeHookType type,
                                        const HookServer& server, const std::string& bytes,
-                                       grpc::ByteBuffer& request,
+                                       std::string& request,
                                        std::function<void(const grpc::Status&)> done) {
   bool handled = false;
   auto go = [&](auto parsed_value) {
@@ -278,7 +248,7 @@ void HookInterceptor::containerPreHook(const CriMethod& method, RuntimeHookType 
           if constexpr (kUpdate) {
             if (answer.has_container_resources()) {
               applyHookResources(answer.container_resources(), *parsed->mutable_linux());
-              request = bufferOf(*parsed);
+              request = parsed->SerializeAsString();
             }
           }
           done(grpc::Status::OK);
@@ -294,13 +264,9 @@ void HookInterceptor::containerPreHook(const CriMethod& method, RuntimeHookType 
     done(grpc::Status::OK);
 }
 
-void HookInterceptor::after(const CriMethod& method, const grpc::ByteBuffer& request,
-                            const grpc::ByteBuffer& response, std::any& state) {
-  const auto req = flatten(request);
-  const auto resp = flatten(response);
-  if (!req || !resp)
-    return;
-  postHook(method, *req, *resp, state);
+void HookInterceptor::after(const CriMethod& method, const std::string& request,
+                            const std::string& response, std::any& state) {
+  postHook(method, request, response, state);
 }
 
 void HookInterceptor::keepForPostHook(const CriMethod& method, const std::string& req,

@@ -22,14 +22,14 @@ class HookInterceptor final : public CallInterceptor {
   HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache& cache, std::string skip_key,
                   std::string skip_value);
 
-  void before(const CriMethod& method, grpc::ByteBuffer& request, std::any& state,
+  void before(const CriMethod& method, std::string& request, std::any& state,
               std::function<void(const grpc::Status&)> done) override;
-  void after(const CriMethod& method, const grpc::ByteBuffer& request,
-             const grpc::ByteBuffer& response, std::any& state) override;
+  void after(const CriMethod& method, const std::string& request, const std::string& response,
+             std::any& state) override;
 
  private:
   void containerPreHook(const CriMethod& method, RuntimeHookType type, const HookServer& server,
-                        const std::string& bytes, grpc::ByteBuffer& request,
+                        const std::string& bytes, std::string& request,
                         std::function<void(const grpc::Status&)> done);
   /// What a Start/Stop call's post hook will be told, taken from the cache as the call begins.
   void keepForPostHook(const CriMethod& method, const std::string& request, std::any& state);

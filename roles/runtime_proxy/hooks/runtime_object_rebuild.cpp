@@ -1,8 +1,7 @@
 #include "hooks/runtime_object_rebuild.h"
 
 #include <fmt/format.h>
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
+#include <grpcpp/channel.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
@@ -144,10 +143,7 @@ std::optional<RebuildResult> rebuildWith(const std::shared_ptr<grpc::Channel>& c
 
 RebuildResult rebuildRuntimeObjects(const std::string& runtime_target, RuntimeObjectCache& cache,
                                     std::chrono::milliseconds call_timeout) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxCriMessageBytes);
-  auto channel =
-      grpc::CreateCustomChannel(runtime_target, grpc::InsecureChannelCredentials(), args);
+  const auto channel = criChannel(runtime_target);
   if (auto r = rebuildWith<CriV1>(channel, cache, call_timeout))
     return *r;
   if (auto r = rebuildWith<CriV1alpha2>(channel, cache, call_timeout))

@@ -138,23 +138,34 @@ TEST_CASE("runtime-proxy: image calls go to the image socket", "[runtime-proxy]"
   CHECK(backend.runtimeCalls() == 0);
 }
 
-TEST_CASE("runtime-proxy: responses up to kubelet's 16 MiB limit pass and larger ones do not",
-          "[runtime-proxy]") {
+TEST_CASE("runtime-proxy: large answers pass, and the limit is kubelet's own", "[runtime-proxy]") {
   Running r;
   const Sockets& s = r.sockets;
-  auto v1 = runtime::v1::RuntimeService::NewStub(dial(s.proxy));
-  auto list = [&](int count, runtime::v1::ListContainersResponse& resp) {
+  auto list = [&](std::shared_ptr<grpc::Channel> channel, int count,
+                  runtime::v1::ListContainersResponse& resp) {
     grpc::ClientContext ctx;
+    withDeadline(ctx, 20s);
     runtime::v1::ListContainersRequest req;
     (*req.mutable_filter()->mutable_label_selector())["count"] = std::to_string(count);
-    return v1->ListContainers(&ctx, req, &resp);
+    return runtime::v1::RuntimeService::NewStub(channel)->ListContainers(&ctx, req, &resp);
   };
+  const auto roomy = dial(s.proxy);
   runtime::v1::ListContainersResponse resp;
-  REQUIRE(list(8000, resp).ok());  // about 8.5 MB
+  REQUIRE(list(roomy, 8000, resp).ok());  // about 8.5 MB
   CHECK(resp.containers_size() == 8000);
   CHECK(resp.containers(7999).id() == "c7999");
+  // The proxy adds no limit of its own: 21 MB reach a client that takes them ...
+  runtime::v1::ListContainersResponse big;
+  REQUIRE(list(roomy, 20000, big).ok());
+  CHECK(big.containers(19999).id() == "c19999");
+  // ... and a client with kubelet's 16 MiB limit refuses them itself.
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(16 << 20);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  const auto kubelet_like =
+      grpc::CreateCustomChannel("unix:" + s.proxy, grpc::InsecureChannelCredentials(), args);
   runtime::v1::ListContainersResponse too_big;
-  CHECK(list(20000, too_big).error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK(list(kubelet_like, 20000, too_big).error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
 TEST_CASE("runtime-proxy: a server stream is pumped message by message with its status",
@@ -285,10 +296,11 @@ namespace {
 class TestInterceptor final : public CallInterceptor {
  public:
   std::atomic<bool> refuse{false};
+  std::string cgroup_parent = "/kubepods/besteffort/rewritten";
   std::mutex mu;
   std::vector<std::string> log;
 
-  void before(const CriMethod& method, grpc::ByteBuffer& request, std::any&,
+  void before(const CriMethod& method, std::string& request, std::any&,
               std::function<void(const grpc::Status&)> done) override {
     {
       std::lock_guard lock(mu);
@@ -298,25 +310,18 @@ class TestInterceptor final : public CallInterceptor {
       done(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "hook says no"));
       return;
     }
-    std::vector<grpc::Slice> slices;
-    REQUIRE(request.Dump(&slices).ok());
-    std::string bytes;
-    for (const auto& sl : slices)
-      bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
     runtime::v1::RunPodSandboxRequest req;
-    REQUIRE(req.ParseFromString(bytes));
-    req.mutable_config()->mutable_linux()->set_cgroup_parent("/kubepods/besteffort/rewritten");
-    const std::string out = req.SerializeAsString();
-    grpc::Slice slice(out);
-    request = grpc::ByteBuffer(&slice, 1);
+    REQUIRE(req.ParseFromString(request));
+    req.mutable_config()->mutable_linux()->set_cgroup_parent(cgroup_parent);
+    request = req.SerializeAsString();
     // From another thread, as a hook server's answer would come.
     std::thread([done = std::move(done)] { done(grpc::Status::OK); }).detach();
   }
-  void after(const CriMethod& method, const grpc::ByteBuffer&, const grpc::ByteBuffer& response,
+  void after(const CriMethod& method, const std::string&, const std::string& response,
              std::any&) override {
     std::lock_guard lock(mu);
     log.push_back("after " + std::string(hookedCallName(method.hooked)) + " " +
-                  std::to_string(response.Length()));
+                  std::to_string(response.size()));
   }
 };
 

@@ -10,7 +10,7 @@
 namespace koord::roles::koordlet {
 
 kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(
-    const std::map<std::string, std::string, std::less<>>& annotations) {
+    const kube::Annotations& annotations) {
   auto it = annotations.find(kAnnotationResourceStatus);
   if (it == annotations.end())
     return std::optional<CPUSetBinding>();

@@ -2,12 +2,12 @@
 // scheduling.koordinator.sh/resource-status annotation) gets that cpuset and no CFS quota.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "koord/kube/error.h"
+#include "koord/kube/labels.h"
 
 namespace koord::roles::koordlet {
 
@@ -23,7 +23,6 @@ struct CPUSetBinding {
 /// The binding from the pod's annotations: nullopt without the annotation or without a cpuset
 /// in it. The annotation as Go's json.Unmarshal reads Koordinator's ResourceStatus (null is
 /// empty, other keys ignored), and the cpuset must be a valid CPU list; errors name the field.
-kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(
-    const std::map<std::string, std::string, std::less<>>& annotations);
+kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(const kube::Annotations& annotations);
 
 }  // namespace koord::roles::koordlet

@@ -1,6 +1,5 @@
 #include "runtimehooks/hookserver/runtime_hook_service.h"
 
-#include <map>
 #include <string>
 
 #include "koord/apis/extended_resource_spec.h"
@@ -16,13 +15,18 @@ namespace {
 
 using ProtoMap = google::protobuf::Map<std::string, std::string>;
 
-// The pod as far as BatchResource needs it: its labels and the containers' batch resources.
-std::optional<BatchResourcePlan> planFor(const hookapi::PodSandboxMetadata& meta,
-                                         const ProtoMap& labels, const ProtoMap& annotations,
-                                         PodMeta& pod) {
+// The pod's identity, for log lines and as the start of BatchResource's view of it.
+PodMeta podIdentity(const hookapi::PodSandboxMetadata& meta) {
+  PodMeta pod;
   pod.namespace_ = meta.namespace_();
   pod.name = meta.name();
   pod.uid = meta.uid();
+  return pod;
+}
+
+// The pod as far as BatchResource needs it: its labels and the containers' batch resources.
+std::optional<BatchResourcePlan> planFor(PodMeta& pod, const ProtoMap& labels,
+                                         const ProtoMap& annotations) {
   for (const auto& [k, v] : labels)
     pod.labels[k] = v;
   if (apis::podQoSClassRaw(pod.labels) != apis::QoSClass::kBE)
@@ -55,10 +59,9 @@ void setValues(const CgroupValues& v, hookapi::LinuxContainerResources& out) {
     out.set_memory_limit_in_bytes(v.memory_limit);
 }
 
-void batchResource(const hookapi::ContainerResourceHookRequest& req,
+void batchResource(const hookapi::ContainerResourceHookRequest& req, PodMeta pod,
                    hookapi::ContainerResourceHookResponse& out) {
-  PodMeta pod;
-  auto plan = planFor(req.pod_meta(), req.pod_labels(), req.pod_annotations(), pod);
+  auto plan = planFor(pod, req.pod_labels(), req.pod_annotations());
   if (!plan)
     return;
   for (std::size_t i = 0; i < pod.containers.size(); ++i) {
@@ -77,10 +80,10 @@ void batchResource(const hookapi::ContainerResourceHookRequest& req,
 hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHookRequest& req,
                                                      const RuntimeHookPlugins& plugins) {
   hookapi::PodSandboxHookResponse out;
-  PodMeta pod;
   if (!plugins.batch_resource)
     return out;
-  if (auto plan = planFor(req.pod_meta(), req.labels(), req.annotations(), pod))
+  PodMeta pod = podIdentity(req.pod_meta());
+  if (auto plan = planFor(pod, req.labels(), req.annotations()))
     setValues(plan->pod, *out.mutable_resources());
   return out;
 }
@@ -88,30 +91,29 @@ hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHo
 hookapi::ContainerResourceHookResponse containerHookAnswer(
     const hookapi::ContainerResourceHookRequest& req, const RuntimeHookPlugins& plugins) {
   hookapi::ContainerResourceHookResponse out;
+  const PodMeta pod = podIdentity(req.pod_meta());
   if (plugins.batch_resource)
-    batchResource(req, out);
+    batchResource(req, pod, out);
   if (!plugins.cpuset && !plugins.oom_score_adj)
     return out;
-  const std::map<std::string, std::string, std::less<>> annotations(req.pod_annotations().begin(),
-                                                                    req.pod_annotations().end());
-  const auto podKey = [&] { return req.pod_meta().namespace_() + "/" + req.pod_meta().name(); };
+  const kube::Annotations annotations(req.pod_annotations().begin(), req.pod_annotations().end());
   if (plugins.cpuset) {
     auto binding = podCPUSetBinding(annotations);
     if (!binding) {
-      KOORD_LOG_ERROR("runtime hook CPUSetAllocator: pod {}: {}: {}", podKey(),
+      KOORD_LOG_ERROR("runtime hook CPUSetAllocator: pod {}: {}: {}", pod.key(),
                       kAnnotationResourceStatus, binding.error().message);
     } else if (*binding) {
       auto& resources = *out.mutable_container_resources();
       resources.set_cpuset_cpus((*binding)->cpus);
       resources.set_cpu_quota(-1);  // wins over BatchResource's quota: bound CPUs, no throttle
-      KOORD_VLOG(4, "runtime hook CPUSetAllocator: {}/{}: cpuset {}", podKey(),
+      KOORD_VLOG(4, "runtime hook CPUSetAllocator: {}/{}: cpuset {}", pod.key(),
                  req.container_meta().name(), (*binding)->cpus);
     }
   }
   if (plugins.oom_score_adj) {
     auto adj = containerOOMScoreAdj(annotations, req.container_meta().name());
     if (!adj)
-      KOORD_LOG_ERROR("runtime hook OOMScoreAdj: pod {}: {}", podKey(), adj.error().message);
+      KOORD_LOG_ERROR("runtime hook OOMScoreAdj: pod {}: {}", pod.key(), adj.error().message);
     else if (*adj)
       out.mutable_container_resources()->set_oom_score_adj(**adj);
   }

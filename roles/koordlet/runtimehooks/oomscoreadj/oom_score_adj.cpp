@@ -20,8 +20,7 @@ kube::Expected<std::optional<std::int64_t>> inRange(std::int64_t v, std::string_
 }  // namespace
 
 kube::Expected<std::optional<std::int64_t>> containerOOMScoreAdj(
-    const std::map<std::string, std::string, std::less<>>& annotations,
-    std::string_view container) {
+    const kube::Annotations& annotations, std::string_view container) {
   if (auto spec = annotations.find(kAnnotationOOMScoreAdjSpec);
       spec != annotations.end() && !spec->second.empty()) {
     boost::system::error_code ec;

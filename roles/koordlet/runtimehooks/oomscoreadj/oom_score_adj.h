@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "koord/kube/error.h"
+#include "koord/kube/labels.h"
 
 namespace koord::roles::koordlet {
 
@@ -22,6 +22,6 @@ inline constexpr std::int64_t kOOMScoreAdjMax = 1000;
 /// order and formats; a value outside [-1000, 1000] or a malformed annotation is an error that
 /// names the annotation.
 kube::Expected<std::optional<std::int64_t>> containerOOMScoreAdj(
-    const std::map<std::string, std::string, std::less<>>& annotations, std::string_view container);
+    const kube::Annotations& annotations, std::string_view container);
 
 }  // namespace koord::roles::koordlet

@@ -1,0 +1,70 @@
+// HPACK (RFC 7541) for the runtime-proxy's HTTP/2 relay: a decoder that follows one peer's
+// dynamic table, and an encoder whose blocks never change the receiver's table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace koord::roles::runtime_proxy::h2 {
+
+struct HeaderField {
+  std::string name;
+  std::string value;
+};
+using HeaderList = std::vector<HeaderField>;
+
+/// One direction of one connection. Copyable: a copy is an independent decoder in the same state.
+class HpackDecoder {
+ public:
+  /// `table_size_limit`: the largest dynamic table a size update may ask for (the receiving
+  /// side's SETTINGS_HEADER_TABLE_SIZE; 4096 by default). The table starts at that size.
+  explicit HpackDecoder(std::size_t table_size_limit = 4096);
+
+  /// A later SETTINGS_HEADER_TABLE_SIZE of the receiving side, in effect from where the
+  /// encoder's side acknowledges it. A limit below the table's size obliges the next block to
+  /// open with a size update to at most that limit (RFC 7541 4.2); a block without one fails.
+  void setTableSizeLimit(std::size_t limit);
+
+  /// Decodes one complete header block (HEADERS + CONTINUATION fragments already joined),
+  /// appending to `out`. false with `error` set (one line naming what is wrong) on a malformed
+  /// block; `out` is then as it was, and the decoder is unusable (the connection has a
+  /// COMPRESSION_ERROR).
+  bool decode(std::string_view block, HeaderList& out, std::string& error);
+
+ private:
+  struct Cursor;
+
+  bool decodeBlock(Cursor& in, HeaderList& out, std::string& error);
+  bool decodeIndexed(Cursor& in, HeaderList& out, std::string& error) const;
+  bool decodeLiteral(Cursor& in, int prefix_bits, bool index, HeaderList& out, std::string& error);
+  bool setMaxSize(std::uint32_t size, std::string& error);
+  /// `index` as a block spells it: 1..61 static, then the dynamic table, newest first. The
+  /// views die with the next insert.
+  bool lookup(std::uint32_t index, std::string_view& name, std::string_view& value,
+              std::string& error) const;
+  std::size_t dynamicCount() const { return entries_.size() - oldest_; }
+  void insert(const HeaderField& field);
+  void evictDownTo(std::size_t size);
+
+  std::size_t limit_;
+  std::size_t max_size_;
+  std::size_t size_ = 0;  // RFC 7541 4.1: name + value + 32 per entry
+  // Set by a limit lower than the table's size: the next block must open with a size update to
+  // at most `lowest_limit_`, the lowest limit set since the last block (RFC 7541 4.2).
+  bool size_update_due_ = false;
+  std::size_t lowest_limit_ = 0;
+  bool failed_ = false;
+  // The dynamic table, oldest first, from `oldest_` on: eviction only moves `oldest_`, and the
+  // dead prefix is dropped once it is as long as the live part.
+  std::vector<HeaderField> entries_;
+  std::size_t oldest_ = 0;
+};
+
+/// Appends `headers` as one header block of literals without indexing (never Huffman, never a
+/// dynamic table entry), so the receiver's dynamic table never changes because of us.
+void hpackEncode(const HeaderList& headers, std::string& out);
+
+}  // namespace koord::roles::runtime_proxy::h2

@@ -8,7 +8,8 @@ void registerFlags(FlagSet& f, DeviceDaemonOptions& o) {
   app::addLoggingFlags(f, o.common, 1);
   f.addBool("oneshot", &o.oneshot, false, "Label once and exit");
   f.bindEnv("oneshot", {"KDD_ONESHOT"});
-  f.addBool("no-timestamp", &o.no_timestamp, false, "Do not add the timestamp to the labels");
+  f.addBool("no-timestamp", &o.no_timestamp, false,
+            "Log lines without their date and time (the report has no timestamp to leave out)");
   f.bindEnv("no-timestamp", {"KDD_NO_TIMESTAMP"});
   f.addDuration("sleep-interval", &o.sleep_interval, std::chrono::seconds(900),
                 "Time to sleep between labeling");
@@ -21,6 +22,10 @@ void registerFlags(FlagSet& f, DeviceDaemonOptions& o) {
   f.bindEnv("config-file", {"KDD_CONFIG_FILE", "CONFIG_FILE"});
   f.addString("metrics-addr", &o.metrics_addr, "",
               "koord addition: serve /healthz, /readyz and /metrics here (empty: off)");
+  f.addString(
+      "sysfs-root", &o.sysfs_root, "/sys",
+      "koord addition: the sysfs tree PCI devices are discovered in (a fake tree in tests)");
+  f.bindEnv("sysfs-root", {"KDD_SYSFS_ROOT"});
 }
 
 void validate(const DeviceDaemonOptions& o) {
@@ -28,6 +33,8 @@ void validate(const DeviceDaemonOptions& o) {
     throw FlagError("--sleep-interval must be positive");
   if (o.prints_output_file.empty())
     throw FlagError("--prints-output-file must not be empty");
+  if (o.sysfs_root.empty())
+    throw FlagError("--sysfs-root must not be empty");
 }
 
 }  // namespace koord::roles::device_daemon

@@ -1,5 +1,5 @@
-// koord-device-daemon's command line (urfave/cli names and KDD_* environment variables) and
-// its optional YAML --config-file, where command-line flags win over the file.
+// koord-device-daemon's command line: urfave/cli names and KDD_* environment variables, plus
+// koord's --sysfs-root and --metrics-addr.
 #pragma once
 
 #include <chrono>
@@ -17,6 +17,7 @@ struct DeviceDaemonOptions {
   std::string prints_output_file = "/var/run/koordlet/xpu-device-infos/ic-device";
   std::string config_file;
   std::string metrics_addr;  // koord addition, off by default: init scripts must not bind ports
+  std::string sysfs_root = "/sys";  // koord addition: tests and containers point it elsewhere
 };
 
 void registerFlags(FlagSet& flags, DeviceDaemonOptions& o);

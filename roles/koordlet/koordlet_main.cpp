@@ -21,6 +21,7 @@
 #include "runtimehooks/batchresource/batch_resource.h"
 #include "runtimehooks/coresched/kube_qos_cpu_idle.h"
 #include "runtimehooks/hookserver/hook_server.h"
+#include "statesinformer/node_device_reporter.h"
 #include "statesinformer/node_metric_reporter.h"
 #include "statesinformer/states_informer.h"
 
@@ -138,6 +139,19 @@ int roleMain(int argc, char** argv) {
     std::unique_ptr<NodeMetricReporter> reporter;
     if (o.enable_node_metric_report)
       reporter = std::make_unique<NodeMetricReporter>(client, io, states, cache, role.metrics());
+
+    // Accelerators (off by default, as in Koordinator): the node's Device object from the
+    // device-daemon's report; its RDMA NICs only with RDMADevices too.
+    std::unique_ptr<NodeDeviceReporter> device_reporter;
+    if (gates.enabled("Accelerators")) {
+      device_reporter = std::make_unique<NodeDeviceReporter>(
+          client, io, states,
+          NodeDeviceReporterOptions{.node_name = o.node_name,
+                                    .device_infos_dir = o.xpu_device_infos_dir,
+                                    .sync_interval = o.node_topology_sync_interval,
+                                    .devices = {.rdma = gates.enabled("RDMADevices")}},
+          role.metrics());
+    }
 
     // QoS strategies act only on synced state: a koordlet that cannot reach the API server
     // keeps its last decisions instead of acting on a guess.
@@ -258,6 +272,8 @@ int roleMain(int argc, char** argv) {
     gc.start(seconds(o.metric_gc_interval_seconds));
     if (reporter)
       reporter->start();
+    if (device_reporter)
+      device_reporter->start();
     if (suppress_task)
       suppress_task->start(seconds(o.cpu_suppress_interval_seconds));
     if (memory_evict_task)
@@ -275,6 +291,8 @@ int roleMain(int argc, char** argv) {
       gc.stop();
       if (reporter)
         reporter->stop();
+      if (device_reporter)
+        device_reporter->stop();
       if (suppress_task)
         suppress_task->stop();
       if (memory_evict_task)

@@ -141,16 +141,6 @@ TEST_CASE("bad values exit 2 and name the flag, config faults exit 1", "[cli]") 
   CHECK(port.err.find("WEBHOOK_PORT") != std::string::npos);
 }
 
-TEST_CASE("device-daemon --oneshot does not pretend to have written devices", "[cli]") {
-  std::string out =
-      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/koord-cli-ic-device";
-  std::remove(out.c_str());
-  auto r = run({bin("koord-device-daemon"), "--oneshot", "--prints-output-file=" + out});
-  CHECK(r.exit_code == 1);
-  CHECK(r.err.find("not implemented") != std::string::npos);
-  CHECK_FALSE(std::ifstream(out).good());
-}
-
 TEST_CASE("manager without an API server configuration exits 1 saying so", "[cli]") {
   auto r = run({bin("koord"), "manager", "--kubeconfig=/nonexistent/kubeconfig",
                 "--metrics-addr=127.0.0.1:0", "--health-probe-addr=127.0.0.1:0"});

@@ -40,6 +40,7 @@ const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", 
 const ResourceRef kNodeSLOs{"slo.koordinator.sh", "v1alpha1", "nodeslos", "", "", ""};
 const ResourceRef kProfiles{
     "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
+const ResourceRef kDevices{"scheduling.koordinator.sh", "v1alpha1", "devices", "", "", ""};
 const ResourceRef kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", "", "", ""};
 
 ResourceRef named(ResourceRef ref, std::string name) {
@@ -80,7 +81,8 @@ class Cleanup {
 void applyAllCRDs(Api& api) {
   for (const char* file :
        {"slo.koordinator.sh_nodemetrics.yaml", "slo.koordinator.sh_nodeslos.yaml",
-        "config.koordinator.sh_clustercolocationprofiles.yaml"}) {
+        "config.koordinator.sh_clustercolocationprofiles.yaml",
+        "scheduling.koordinator.sh_devices.yaml"}) {
     koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
   }
 }
@@ -303,6 +305,73 @@ TEST_CASE("a ClusterColocationProfile keeps selectors, probability and what it i
 
   auto invalid =
       api->patchSync(ref, PatchType::kMergePatch, json::object{{"spec", {{"qosClass", "GOLD"}}}});
+  REQUIRE_FALSE(invalid.has_value());
+  CHECK(invalid.error().code == 422);
+}
+
+TEST_CASE("a Device keeps its devices, topology, conditions and allocations", "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const std::string name = uniqueName("koord-crds-device");
+  auto ref = named(kDevices, name);
+  json::object gpu{
+      {"type", "gpu"},
+      {"id", "GPU-1d2c"},
+      {"minor", 0},
+      {"health", true},
+      {"labels", {{"k", "v"}}},
+      {"resources",
+       {{"koordinator.sh/gpu-core", "100"},
+        {"koordinator.sh/gpu-memory", "80Gi"},
+        {"koordinator.sh/gpu-memory-ratio", 100}}},
+      {"topology",
+       {{"socketID", -1}, {"nodeID", 0}, {"pcieID", "pci0000:3a"}, {"busID", "0000:3b:00.0"}}},
+      {"conditions", json::array{{{"type", "Healthy"},
+                                  {"status", "True"},
+                                  {"reason", "DeviceHealthy"},
+                                  {"message", "device is healthy"},
+                                  {"lastTransitionTime", "2024-01-01T00:00:00Z"}}}}};
+  json::object nic{
+      {"type", "rdma"},
+      {"id", "0000:5e:00.0"},
+      {"minor", 0},
+      {"health", true},
+      {"resources", {{"koordinator.sh/rdma", "100"}}},
+      {"vfGroups", json::array{{{"vfs", json::array{{{"minor", 0}, {"busID", "0000:5e:00.2"}}}}}}}};
+  json::value device = json::object{
+      {"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+      {"kind", "Device"},
+      {"metadata", {{"name", name}}},
+      {"spec", {{"devices", json::array{gpu, nic}}}},
+      {"status",
+       {{"allocations", json::array{{{"type", "gpu"},
+                                     {"entries", json::array{{{"name", "p"},
+                                                              {"namespace", "default"},
+                                                              {"uuid", "u"},
+                                                              {"minors", json::array{0}}}}}}}}}}};
+  auto created = ok(createRetrying(api, kDevices, device), "create Device");
+  cleanup.add(ref);
+  CHECK(created.at("spec") == device.at("spec"));
+  // No status subresource, as in Koordinator: status is written with the object.
+  CHECK(created.at("status") == device.at("status"));
+
+  // health defaults to false where a writer leaves it out.
+  auto no_health =
+      ok(api->patchSync(
+             ref, PatchType::kMergePatch,
+             json::object{{"spec", {{"devices", json::array{{{"type", "fpga"}, {"minor", 1}}}}}}}),
+         "patch devices");
+  CHECK(no_health.at("spec").at("devices").at(0).at("health") == false);
+
+  // The schema is enforced: a quantity that is none is Invalid.
+  auto invalid = api->patchSync(
+      ref, PatchType::kMergePatch,
+      json::object{
+          {"spec",
+           {{"devices", json::array{{{"health", true},
+                                     {"resources", {{"koordinator.sh/gpu-core", "lots"}}}}}}}}});
   REQUIRE_FALSE(invalid.has_value());
   CHECK(invalid.error().code == 422);
 }

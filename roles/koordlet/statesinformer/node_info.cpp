@@ -24,6 +24,10 @@ kube::Expected<NodeInfo> decodeNodeInfo(const json::value& v) {
   if (!name)
     return name.error();
   n.name = std::move(*name);
+  auto uid = jf::stringField(**meta, "uid", "metadata");
+  if (!uid)
+    return uid.error();
+  n.uid = std::move(*uid);
   if (const auto* l = jf::field(**meta, "labels")) {
     auto labels = kube::decodeStringMap(*l, "metadata.labels");
     if (!labels)

@@ -18,6 +18,8 @@ namespace koord::roles::koordlet {
 
 struct NodeInfo {
   std::string name;
+  /// metadata.uid: the Device object's owner reference names the Node by it.
+  std::string uid;
   kube::Labels labels;
   kube::Labels annotations;
   kube::ResourceList capacity;

@@ -35,3 +35,25 @@ TEST_CASE("device-daemon flags, defaults and KDD_ environment", "[roles][deviced
   ::unsetenv("KDD_ONESHOT");
   CHECK(flags.usage().find("$KDD_ONESHOT") != std::string::npos);
 }
+
+TEST_CASE("device-daemon --sysfs-root: /sys by default, KDD_SYSFS_ROOT, the flag wins",
+          "[roles][devicedaemon]") {
+  DeviceDaemonOptions o;
+  FlagSet flags("koord-device-daemon");
+  registerFlags(flags, o);
+  CHECK(o.sysfs_root == "/sys");
+  REQUIRE(flags.parse(std::vector<std::string>{}) == FlagSet::Outcome::kRun);
+  CHECK(o.sysfs_root == "/sys");
+
+  ::setenv("KDD_SYSFS_ROOT", "/host/sys", 1);
+  REQUIRE(flags.parse(std::vector<std::string>{}) == FlagSet::Outcome::kRun);
+  CHECK(o.sysfs_root == "/host/sys");
+  REQUIRE(flags.parse({"--sysfs-root=/tmp/fake-sys"}) == FlagSet::Outcome::kRun);
+  CHECK(o.sysfs_root == "/tmp/fake-sys");
+  ::unsetenv("KDD_SYSFS_ROOT");
+  CHECK(flags.usage().find("$KDD_SYSFS_ROOT") != std::string::npos);
+
+  CHECK_NOTHROW(validate(o));
+  o.sysfs_root.clear();  // as an empty KDD_SYSFS_ROOT would leave it
+  CHECK_THROWS_WITH(validate(o), Catch::Contains("--sysfs-root"));
+}

@@ -1,0 +1,36 @@
+// Captures koord's log lines for the device-daemon tests, which check that a fault was logged
+// once, at the right severity, naming the right file.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "koord/core/log.h"
+
+namespace koord::testing {
+
+struct LogLines {
+  std::vector<std::string> lines;
+  LogLines() {
+    log::setSink([this](std::string_view l) { lines.emplace_back(l); });
+  }
+  ~LogLines() { log::setSink(nullptr); }
+  LogLines(const LogLines&) = delete;
+  LogLines& operator=(const LogLines&) = delete;
+
+  std::size_t count(std::string_view needle) const {
+    return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
+      return l.find(needle) != std::string::npos;
+    }));
+  }
+  /// Lines at warning or error severity (klog's W and E).
+  std::size_t problems() const {
+    return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [](const auto& l) {
+      return !l.empty() && (l[0] == 'W' || l[0] == 'E');
+    }));
+  }
+};
+
+}  // namespace koord::testing

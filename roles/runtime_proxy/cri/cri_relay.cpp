@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cri/call_interceptor.h"
+#include "cri/cri_backend.h"
 #include "cri/cri_method.h"
 #include "cri/grpc_wire.h"
 #include "h2/frame.h"
@@ -65,7 +66,7 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 // grpc-go's default limit on a header list; a block past it is not a CRI call.
 constexpr std::size_t kMaxHeaderBlock = 16 * 1024 * 1024;
 // kubelet's (and containerd's) limit on a CRI message, with its 5-byte prefix.
-constexpr std::size_t kMaxHookedBody = 16 * 1024 * 1024 + 5;
+constexpr std::size_t kMaxHookedBody = kMaxCriMessageBytes + 5;
 // A hooked call's answer is held until its trailers so that the bookkeeping runs before
 // kubelet has it; CRI answers to hooked calls are ids, so this is never reached in practice.
 constexpr std::size_t kMaxHeldAnswer = 1024 * 1024;
@@ -652,7 +653,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
     return true;
   }
 
-  // Collects a header block; returns the decoded list once END_HEADERS came.
+  // Collects a header block; `complete` once END_HEADERS came. false when the connection failed.
   bool collectHeaders(PendingHeaders& pending, const h2::FrameHeader& h, std::string_view payload,
                       bool& complete) {
     complete = false;
@@ -806,14 +807,23 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   void kubeletReset(const h2::FrameHeader& h, std::string_view frame) {
     if (answered(h.stream))
       return;
-    if (auto it = streams_.find(h.stream); it != streams_.end()) {
-      if (const auto& call = it->second.hooked) {
-        abandonPending(*call);
-        creditRuntime(call->answer_data);
-      }
-      eraseStream(it);
-    }
+    forgetResetStream(h.stream);
     toRuntime(frame, 0);
+  }
+
+  // A stream either side reset: nothing the proxy holds for it goes anywhere now, so neither
+  // side is left owing window for it.
+  void forgetResetStream(std::uint32_t id) {
+    auto it = streams_.find(id);
+    if (it == streams_.end())
+      return;
+    if (const auto& call = it->second.hooked) {
+      abandonPending(*call);
+      creditRuntime(call->answer_data);
+      call->answer_frames.clear();
+      call->answer_data = 0;
+    }
+    eraseStream(it);
   }
 
   // -- the runtime to kubelet ----------------------------------------------------------------
@@ -975,16 +985,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   void runtimeReset(const h2::FrameHeader& h, std::string_view frame) {
     if (answered(h.stream))
       return;
-    if (auto it = streams_.find(h.stream); it != streams_.end()) {
-      if (const auto& call = it->second.hooked) {
-        // The runtime refused or cancelled the call: nothing held goes anywhere now.
-        abandonPending(*call);
-        creditRuntime(call->answer_data);
-        call->answer_frames.clear();
-        call->answer_data = 0;
-      }
-      eraseStream(it);
-    }
+    forgetResetStream(h.stream);
     kubelet_.out.append(frame);
   }
 

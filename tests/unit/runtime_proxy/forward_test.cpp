@@ -27,27 +27,13 @@
 #include "test_cri_backend.h"
 
 using namespace koord::roles::runtime_proxy;
+using proxy_test::dial;
+using proxy_test::Sockets;
 using proxy_test::TempDir;
 using proxy_test::TestCriBackend;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct Sockets {
-  Sockets() { proxy_test::holdCallbackMachinery(); }
-  TempDir dir;
-  std::string runtime = dir.path() + "/containerd.sock";
-  std::string image = dir.path() + "/image.sock";
-  std::string proxy = dir.path() + "/proxy/runtimeproxy.sock";
-
-  CriProxyConfig config() const { return {proxy, runtime, image}; }
-};
-
-std::shared_ptr<grpc::Channel> dial(const std::string& socket) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
-}
 
 // A runtime behind a started proxy with no hooks.
 struct Running {

@@ -22,26 +22,15 @@
 #include "test_cri_backend.h"
 
 using namespace koord::roles::runtime_proxy;
-using proxy_test::TempDir;
+using proxy_test::Sockets;
 using proxy_test::TestCriBackend;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct Sockets {
-  Sockets() { proxy_test::holdCallbackMachinery(); }
-  TempDir dir;
-  std::string runtime = dir.path() + "/containerd.sock";
-  std::string image = dir.path() + "/image.sock";
-  std::string proxy = dir.path() + "/runtimeproxy.sock";
-};
-
 // A connection of its own (gRPC C++ shares connections between channels to one target).
 std::shared_ptr<grpc::Channel> ownConnection(const std::string& socket) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+  return proxy_test::dial(socket, true);
 }
 
 // Sets RunPodSandbox's cgroup parent to `grow` bytes more than it was, answering from another

@@ -316,4 +316,12 @@ long TestCriBackend::lastUpdatedShares() const {
   return services_->v1.updated_shares.load();
 }
 
+std::shared_ptr<grpc::Channel> dial(const std::string& socket, bool own_connection) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  if (own_connection)
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+}
+
 }  // namespace proxy_test

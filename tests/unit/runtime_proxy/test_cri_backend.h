@@ -2,11 +2,14 @@
 // received (method, metadata, deadline), an error, a server stream, and a separate image socket.
 #pragma once
 
+#include <grpcpp/channel.h>
 #include <grpcpp/server.h>
 
 #include <atomic>
 #include <memory>
 #include <string>
+
+#include "cri/cri_proxy_server.h"
 
 namespace proxy_test {
 
@@ -28,6 +31,22 @@ class TempDir {
 /// test starts and stops it; gRPC 1.51 then sometimes frees its queue twice (ASan double-free
 /// in grpc_cq_internal_unref on its polling threads, about 1 run in 50).
 void holdCallbackMachinery();
+
+/// The sockets of one test: the runtime's, the image service's, and the proxy's (in a
+/// directory of its own, which the proxy creates).
+struct Sockets {
+  Sockets() { holdCallbackMachinery(); }
+  TempDir dir;
+  std::string runtime = dir.path() + "/containerd.sock";
+  std::string image = dir.path() + "/image.sock";
+  std::string proxy = dir.path() + "/proxy/runtimeproxy.sock";
+
+  koord::roles::runtime_proxy::CriProxyConfig config() const { return {proxy, runtime, image}; }
+};
+
+/// A client channel to `socket` taking 64 MiB answers. gRPC C++ shares one connection between
+/// channels to the same target unless `own_connection`.
+std::shared_ptr<grpc::Channel> dial(const std::string& socket, bool own_connection = false);
 
 class TestCriBackend {
  public:

@@ -1,10 +1,13 @@
 // koord device-daemon: discovers accelerators and writes the device report the koordlet reads.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <csignal>
 #include <functional>
 
+#include "device_daemon_config_file.h"
 #include "device_daemon_options.h"
 #include "device_reporter.h"
 #include "koord/app/role_app.h"
@@ -22,26 +25,27 @@ int roleMain(int argc, char** argv) {
     if (app::parseOrHelp(flags, argc, argv))
       return 0;
     app::applyCommonOptions(o.common, nullptr);
+    const DeviceDaemonOptions from_flags = o;
+    if (!o.config_file.empty())
+      applyFileSettings(loadDeviceDaemonConfig(o.config_file), flags, o);
     validate(o);
     if (o.no_timestamp)
       logWithoutTimestamps();
-    if (!o.config_file.empty()) {
-      // Refused rather than ignored: settings an operator wrote must not silently not apply.
-      throw app::ConfigError(
-          "--config-file is not supported yet; give the settings as flags or KDD_* variables");
-    }
 
     std::unique_ptr<GpuInfoSource> gpus = loadNvml();
-    DeviceReporter::Config config{.sysfs_root = o.sysfs_root, .output_file = o.prints_output_file};
+    auto configOf = [&](const DeviceDaemonOptions& opts) {
+      return DeviceReporter::Config{.sysfs_root = opts.sysfs_root,
+                                    .output_file = opts.prints_output_file};
+    };
     if (o.oneshot) {
       // An init script must be able to tell that no report was written.
-      DeviceReporter reporter(config, gpus.get(), nullptr);
+      DeviceReporter reporter(configOf(o), gpus.get(), nullptr);
       return reporter.runRound() ? 0 : 1;
     }
 
     app::RoleApp role("device-daemon");
     role.health().setReady(false, "no device report written yet");
-    DeviceReporter reporter(config, gpus.get(), &role.health());
+    auto reporter = std::make_unique<DeviceReporter>(configOf(o), gpus.get(), &role.health());
     if (!o.metrics_addr.empty())
       role.serveOps(o.metrics_addr);
 
@@ -52,7 +56,7 @@ int roleMain(int argc, char** argv) {
       // would hold the loop open until the shutdown deadline.
       if (reactor.stopping())
         return;
-      reporter.runRound();
+      reporter->runRound();
       if (reactor.stopping())
         return;
       timer.expires_after(o.sleep_interval);
@@ -61,7 +65,36 @@ int roleMain(int argc, char** argv) {
           round();
       });
     };
-    reactor.onShutdown([&] { timer.cancel(); });
+    // SIGHUP, as in Koordinator: read --config-file again and discover at once. A file that no
+    // longer reads keeps the settings in force.
+    boost::asio::signal_set hangup(reactor.context(), SIGHUP);
+    std::function<void()> awaitHangup = [&] {
+      hangup.async_wait([&](boost::system::error_code ec, int) {
+        if (ec || reactor.stopping())
+          return;
+        DeviceDaemonOptions next = from_flags;
+        try {
+          if (!next.config_file.empty())
+            applyFileSettings(loadDeviceDaemonConfig(next.config_file), flags, next);
+          validate(next);
+        } catch (const std::exception& e) {
+          KOORD_LOG_ERROR("device-daemon: SIGHUP: {}; the settings in force stay", e.what());
+          return awaitHangup();
+        }
+        o.sleep_interval = next.sleep_interval;
+        o.prints_output_file = next.prints_output_file;
+        reporter = std::make_unique<DeviceReporter>(configOf(o), gpus.get(), &role.health());
+        KOORD_LOG_INFO("device-daemon: SIGHUP: reporting to {} every {} ms", o.prints_output_file,
+                       o.sleep_interval.count());
+        round();  // re-arms the timer, dropping the wait in progress
+        awaitHangup();
+      });
+    };
+    awaitHangup();
+    reactor.onShutdown([&] {
+      timer.cancel();
+      hangup.cancel();
+    });
     boost::asio::post(reactor.context(), round);
     KOORD_LOG_INFO("device-daemon: reporting devices under {} to {} every {} ms", o.sysfs_root,
                    o.prints_output_file, o.sleep_interval.count());

@@ -18,7 +18,9 @@ void registerFlags(FlagSet& f, DeviceDaemonOptions& o) {
               "/var/run/koordlet/xpu-device-infos/ic-device",
               "Path to output file of the device infos");
   f.bindEnv("prints-output-file", {"KDD_PRINTS_OUTPUT_FILE", "PRINTS_OUTPUT_FILE"});
-  f.addString("config-file", &o.config_file, "", "Path to a YAML configuration file");
+  f.addString("config-file", &o.config_file, "",
+              "the path to a config file as an alternative to command line options or "
+              "environment variables (version: v1, flags.kdd.*); SIGHUP reads it again");
   f.bindEnv("config-file", {"KDD_CONFIG_FILE", "CONFIG_FILE"});
   f.addString("metrics-addr", &o.metrics_addr, "",
               "koord addition: serve /healthz, /readyz and /metrics here (empty: off)");

@@ -57,6 +57,9 @@ void applyNvml(apis::XpuDeviceInfo& info, const GpuDetails& gpu) {
     info.resources[std::string(apis::kResourceGPUMemory)] =
         fmt::format("{}Mi", gpu.memory_total_bytes / kMiB);
   }
+  for (int peer : gpu.nvlink_peers)
+    info.topology->p2p_links.push_back(
+        apis::XpuP2PLink{.peer_minor = std::to_string(peer), .type = "NVLink"});
   if (!gpu.error.empty()) {
     info.status->healthy = false;
     info.status->err_message = "NVML: " + gpu.error;
@@ -101,11 +104,21 @@ std::vector<apis::XpuDeviceInfo> describeDevices(
     }
     out.push_back(std::move(info));
   }
+  // GPUs the driver sees that sysfs does not show (a container or sandbox whose /sys hides the
+  // PCI bus): NVML alone describes them, as Koordinator's device-daemon always does for NVIDIA.
   for (const auto& [bus_id, gpu] : nvml_by_bus) {
+    PciDevice d;
+    d.bus_id = bus_id;
+    d.vendor = std::string(apis::kVendorNVIDIA);
+    d.kind = PciDeviceKind::kAccelerator;
+    apis::XpuDeviceInfo info = fromSysfs(d, next_minor[d.vendor]++);
+    info.model.clear();  // no PCI device id to fall back on
+    applyNvml(info, *gpu);
     KOORD_LOG_INFO(
-        "device-daemon: NVML GPU {} ({}) has no PCI device under the sysfs root; not "
-        "reported",
+        "device-daemon: NVIDIA GPU {} ({}) has no PCI device under the sysfs root; "
+        "reported from NVML alone",
         bus_id, gpu->uuid);
+    out.push_back(std::move(info));
   }
   return out;
 }
@@ -115,17 +128,22 @@ kube::Expected<std::vector<apis::XpuDeviceInfo>> discoverDevices(
   auto devices = scanPciDevices(sysfs_root);
   if (!devices)
     return devices.error();
+  if (gpus == nullptr)
+    return describeDevices(*devices, nullptr);
+  // Asked even when sysfs shows no NVIDIA GPU: the library loads only where the driver is
+  // installed, and there the driver's view is the one that counts.
   const bool any_nvidia = std::any_of(devices->begin(), devices->end(), [](const PciDevice& d) {
     return d.kind == PciDeviceKind::kAccelerator && d.vendor == apis::kVendorNVIDIA;
   });
-  if (gpus == nullptr || !any_nvidia)
-    return describeDevices(*devices, nullptr);
   auto listed = gpus->listGpus();
-  if (!listed) {
+  if (!listed && any_nvidia) {
     KOORD_LOG_WARNING(
         "device-daemon: NVML cannot list GPUs ({}); NVIDIA GPUs are reported from "
         "sysfs only",
         listed.error().message);
+  } else if (!listed) {
+    KOORD_LOG_INFO("device-daemon: NVML cannot list GPUs ({}) and sysfs shows none",
+                   listed.error().message);
   }
   return describeDevices(*devices, &listed);
 }

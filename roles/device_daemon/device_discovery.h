@@ -18,12 +18,13 @@ namespace koord::roles::device_daemon {
 /// spaces as '-', as Koordinator writes the model) and memory. With `gpus` null (no NVML), or
 /// when NVML as a whole fails, NVIDIA GPUs are described from sysfs alone: model is the PCI
 /// device id, uuid the bus ID. When NVML answers but not for one GPU, that GPU is unhealthy with
-/// NVML's error. `gpus` is an error or the GPUs NVML listed.
+/// NVML's error. GPUs NVML lists that are not among `devices` follow, described by NVML alone
+/// (their NUMA node and socket unknown). `gpus` is an error or the GPUs NVML listed.
 std::vector<apis::XpuDeviceInfo> describeDevices(
     std::span<const PciDevice> devices, const kube::Expected<std::vector<GpuDetails>>* gpus);
 
-/// scanPciDevices + describeDevices, asking `gpus` (may be null) only when sysfs shows an NVIDIA
-/// GPU. An error only when sysfs cannot be listed.
+/// scanPciDevices + describeDevices, asking `gpus` (may be null: no NVML library) each round.
+/// An error only when sysfs cannot be listed.
 kube::Expected<std::vector<apis::XpuDeviceInfo>> discoverDevices(
     const std::filesystem::path& sysfs_root, GpuInfoSource* gpus);
 

@@ -16,6 +16,9 @@ struct GpuDetails {
   std::string uuid;    // "GPU-..."
   uint64_t memory_total_bytes = 0;
   int minor = -1;  // /dev/nvidia<minor>; -1 when unknown
+  /// Minors of the GPUs this one reaches over NVLink, ascending; empty without NVLink or when
+  /// the driver cannot say.
+  std::vector<int> nvlink_peers;
   /// Why the driver could not answer for this GPU (fields above may then be missing); empty
   /// when it answered every query.
   std::string error;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "koord/core/log.h"
@@ -49,6 +50,10 @@ using GetStringFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using GetMemoryInfoFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
 using GetMinorNumberFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 using GetPciInfoFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*);
+// nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t are int-sized enums.
+using GetP2PStatusFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*);
+constexpr int kNvmlP2PCapsIndexNvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
+constexpr int kNvmlP2PStatusOk = 0;         // NVML_P2P_STATUS_OK
 
 struct NvmlFunctions {
   InitFn init = nullptr;
@@ -61,6 +66,7 @@ struct NvmlFunctions {
   GetMemoryInfoFn get_memory_info = nullptr;
   GetMinorNumberFn get_minor_number = nullptr;
   GetPciInfoFn get_pci_info = nullptr;
+  GetP2PStatusFn get_p2p_status = nullptr;  // optional: without it no NVLink peers are reported
 };
 
 // A string NVML wrote into `buffer`, cut at the buffer's end if it forgot the terminator.
@@ -93,22 +99,51 @@ class NvmlLibrary final : public GpuInfoSource {
     if (rc != kNvmlSuccess)
       return kube::makeKubeError(fmt::format("nvmlDeviceGetCount_v2: {}", errorString(rc)));
     std::vector<GpuDetails> gpus;
+    std::vector<nvmlDevice_t> handles;
     gpus.reserve(count);
-    for (unsigned int i = 0; i < count; ++i)
-      gpus.push_back(describe(i));
+    for (unsigned int i = 0; i < count; ++i) {
+      nvmlDevice_t device = nullptr;
+      gpus.push_back(describe(i, device));
+      handles.push_back(device);
+    }
+    addNvlinkPeers(gpus, handles);
     return gpus;
   }
 
  private:
-  GpuDetails describe(unsigned int index) const {
+  // Koordinator's p2pLinks: each pair of GPUs NVML says can talk over NVLink. A pair it cannot
+  // answer for is left out (no link claimed), not a fault of either GPU.
+  void addNvlinkPeers(std::vector<GpuDetails>& gpus,
+                      const std::vector<nvmlDevice_t>& handles) const {
+    if (fns_.get_p2p_status == nullptr)
+      return;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      for (std::size_t j = i + 1; j < gpus.size(); ++j) {
+        if (handles[i] == nullptr || handles[j] == nullptr || gpus[i].minor < 0 ||
+            gpus[j].minor < 0)
+          continue;
+        int status = -1;
+        nvmlReturn_t rc =
+            fns_.get_p2p_status(handles[i], handles[j], kNvmlP2PCapsIndexNvlink, &status);
+        if (rc != kNvmlSuccess || status != kNvmlP2PStatusOk)
+          continue;
+        gpus[i].nvlink_peers.push_back(gpus[j].minor);
+        gpus[j].nvlink_peers.push_back(gpus[i].minor);
+      }
+    }
+    for (auto& g : gpus)
+      std::sort(g.nvlink_peers.begin(), g.nvlink_peers.end());
+  }
+
+  GpuDetails describe(unsigned int index, nvmlDevice_t& device) const {
     GpuDetails g;
     auto fail = [&](std::string_view call, nvmlReturn_t rc) {
       if (!g.error.empty())
         g.error += "; ";
       g.error += fmt::format("{}: {}", call, errorString(rc));
     };
-    nvmlDevice_t device = nullptr;
     if (nvmlReturn_t rc = fns_.get_handle_by_index(index, &device); rc != kNvmlSuccess) {
+      device = nullptr;
       fail(fmt::format("nvmlDeviceGetHandleByIndex_v2({})", index), rc);
       return g;
     }
@@ -200,6 +235,7 @@ std::unique_ptr<GpuInfoSource> loadNvml(const std::string& library) {
   }
   std::string unused;
   bind(handle, "nvmlErrorString", fns.error_string, unused);
+  bind(handle, "nvmlDeviceGetP2PStatus", fns.get_p2p_status, unused);
   KOORD_LOG_INFO("device-daemon: loaded {}", library);
   return std::make_unique<NvmlLibrary>(handle, fns);
 }

@@ -146,10 +146,13 @@ int roleMain(int argc, char** argv) {
     if (gates.enabled("Accelerators")) {
       device_reporter = std::make_unique<NodeDeviceReporter>(
           client, io, states,
-          NodeDeviceReporterOptions{.node_name = o.node_name,
-                                    .device_infos_dir = o.xpu_device_infos_dir,
-                                    .sync_interval = o.node_topology_sync_interval,
-                                    .devices = {.rdma = gates.enabled("RDMADevices")}},
+          NodeDeviceReporterOptions{
+              .node_name = o.node_name,
+              .device_infos_dir = o.xpu_device_infos_dir,
+              .sync_interval = o.node_topology_sync_interval,
+              .devices = {.rdma = gates.enabled("RDMADevices"),
+                          .nvidia_driver_version_file =
+                              std::filesystem::path(o.proc_root_dir) / "driver/nvidia/version"}},
           role.metrics());
     }
 

@@ -111,6 +111,9 @@ TEST_CASE("device-daemon --oneshot describes NVIDIA GPUs through libnvidia-ml.so
   CHECK(a->minor == "1");
   CHECK(a->resources.at("koordinator.sh/gpu-memory") == "81559Mi");
   CHECK(a->status->healthy);
+  REQUIRE(a->topology->p2p_links.size() == 1);  // the fake's GPUs share NVLink
+  CHECK(a->topology->p2p_links[0].peer_minor == "0");
+  CHECK(a->topology->p2p_links[0].type == "NVLink");
   const XpuDeviceInfo* b = byBus(devices, "0000:86:00.0");
   REQUIRE(b != nullptr);
   CHECK_FALSE(b->status->healthy);
@@ -135,13 +138,65 @@ TEST_CASE("device-daemon --oneshot exits 1 when the report cannot be written", "
   CHECK(wrong_root.exit_code == 1);
   CHECK_FALSE(std::filesystem::exists(out.path("ic-device")));
 
-  // A config file is refused until it is read: its settings must not silently not apply.
-  auto config = run({bin("koord-device-daemon"), "--oneshot", "--config-file=/etc/kdd.yaml",
-                     "--prints-output-file=" + out.path("ic-device").string()},
-                    {{"KDD_SYSFS_ROOT", sys.root().string()}});
+  // A config file that does not read stops the daemon before it writes anything.
+  out.write("bad.yaml", "version: v1\nflags:\n  kdd:\n    sleepIntreval: 10s\n");
+  auto config = run(
+      {bin("koord-device-daemon"), "--oneshot", "--config-file=" + out.path("bad.yaml").string(),
+       "--prints-output-file=" + out.path("ic-device").string()},
+      {{"KDD_SYSFS_ROOT", sys.root().string()}});
   CHECK(config.exit_code == 1);
-  CHECK(config.err.find("--config-file is not supported yet") != std::string::npos);
+  CHECK(config.err.find("flags.kdd.sleepIntreval: unknown key") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out.path("ic-device")));
+}
+
+TEST_CASE("device-daemon --config-file: Koordinator's file, flags winning, SIGHUP re-reads it",
+          "[cli]") {
+  FakePciSysfs sys;
+  mixedNode(sys);
+  TempTree out("koord-cli-dd");
+  // oneshot and the output file from the file alone.
+  out.write("kdd.yaml", "version: v1\nflags:\n  kdd:\n    oneshot: true\n    printsOutputFile: " +
+                            out.path("from-file").string() + "\n");
+  auto once = run({bin("koord-device-daemon"), "--config-file=" + out.path("kdd.yaml").string()},
+                  {{"KDD_SYSFS_ROOT", sys.root().string()}, {"LD_LIBRARY_PATH", std::nullopt}});
+  INFO(once.err);
+  REQUIRE(once.exit_code == 0);
+  CHECK(report(out, "from-file").size() == 3);
+  // The command line wins over the file.
+  auto flag_wins =
+      run({bin("koord-device-daemon"), "--prints-output-file=" + out.path("from-flag").string()},
+          {{"KDD_SYSFS_ROOT", sys.root().string()},
+           {"KDD_CONFIG_FILE", out.path("kdd.yaml").string()},
+           {"LD_LIBRARY_PATH", std::nullopt}});
+  CHECK(flag_wins.exit_code == 0);
+  CHECK(report(out, "from-flag").size() == 3);
+
+  // The loop: an hour between rounds, so only SIGHUP makes the second report.
+  out.write("loop.yaml", "flags:\n  kdd:\n    sleepInterval: 1h\n    printsOutputFile: " +
+                             out.path("first").string() + "\n");
+  koord::testing::Subprocess daemon(
+      {bin("koord-device-daemon"), "--config-file=" + out.path("loop.yaml").string()},
+      {{"KDD_SYSFS_ROOT", sys.root().string()}, {"LD_LIBRARY_PATH", std::nullopt}});
+  auto waitFor = [&](std::string_view file) {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (report(out, file).empty() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(50ms);
+    return report(out, file);
+  };
+  REQUIRE(waitFor("first").size() == 3);
+  // A file that no longer reads keeps the settings in force; a good one applies at once.
+  out.write("loop.yaml", "flags: [\n");
+  daemon.signal(SIGHUP);
+  std::this_thread::sleep_for(300ms);
+  out.write("loop.yaml", "flags:\n  kdd:\n    sleepInterval: 1h\n    printsOutputFile: " +
+                             out.path("second").string() + "\n");
+  daemon.signal(SIGHUP);
+  CHECK(waitFor("second").size() == 3);
+  daemon.signal(SIGTERM);
+  auto r = daemon.wait(10s);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("SIGHUP: --config-file") != std::string::npos);
+  CHECK(r.err.find("the settings in force stay") != std::string::npos);
 }
 
 TEST_CASE("device-daemon rewrites the report every --sleep-interval and stops on SIGTERM",

@@ -1,7 +1,8 @@
 // A stand-in for libnvidia-ml.so.1 with two H100s, built as a shared library of that name so
 // that koord-device-daemon's dlopen path runs in tests on machines without NVIDIA's driver.
 // GPU 0 (bus 00000000:3B:00.0) answers everything; GPU 1 (00000000:86:00.0) is "lost" when
-// asked for its memory. KOORD_FAKE_NVML_INIT_ERROR=<n> makes nvmlInit_v2 return n.
+// asked for its memory. KOORD_FAKE_NVML_INIT_ERROR=<n> makes nvmlInit_v2 return n. The two are
+// joined by NVLink.
 #include <cstdlib>
 #include <cstring>
 
@@ -143,6 +144,14 @@ int nvmlDeviceGetPciInfo_v3(void* handle, FakePciInfo* pci) {
   // The legacy field holds the short form ("0000:3B:00.0"); koord must read busId.
   std::strcpy(pci->busIdLegacy, g->bus_id + 4);
   pci->pciDeviceId = 0x233010de;
+  return kSuccess;
+}
+
+int nvmlDeviceGetP2PStatus(void* a, void* b, int caps_index, int* status) {
+  if (gpu(a) == nullptr || gpu(b) == nullptr || status == nullptr)
+    return kInvalidArgument;
+  constexpr int kNvlink = 2, kOk = 0, kNotSupported = 4;
+  *status = caps_index == kNvlink && a != b ? kOk : kNotSupported;
   return kSuccess;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -161,6 +162,54 @@ kube::Expected<NodeDevices> buildNodeDevices(std::span<const apis::XpuDeviceInfo
   return out;
 }
 
+std::optional<std::string> parseNvidiaDriverVersion(std::string_view text) {
+  constexpr std::string_view kPrefix = "NVRM version:";
+  if (!text.starts_with(kPrefix))
+    return std::nullopt;
+  std::string_view line = text.substr(0, text.find('\n'));
+  const auto module_at = line.find("Kernel Module");
+  if (module_at == std::string_view::npos)
+    return std::nullopt;
+  // The open module's line reads "... Open Kernel Module for x86_64  580.159.04  Release Build":
+  // the version is the first word of digits and dots after "Kernel Module".
+  std::istringstream words{std::string(line.substr(module_at))};
+  for (std::string w; words >> w;) {
+    const bool version = std::isdigit(static_cast<unsigned char>(w.front())) &&
+                         w.find('.') != std::string::npos &&
+                         w.find_first_not_of("0123456789.") == std::string::npos;
+    if (version)
+      return w;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Koordinator asks NVML for the driver version; the koordlet does not load NVML, and the kernel
+// module's own file says the same.
+void addDriverVersionLabel(NodeDevices& devices, const NodeDeviceOptions& options) {
+  auto vendor = devices.labels.find(apis::kLabelGPUVendor);
+  if (options.nvidia_driver_version_file.empty() || vendor == devices.labels.end() ||
+      vendor->second != apis::kVendorNVIDIA)
+    return;
+  const auto& file = options.nvidia_driver_version_file;
+  auto text = readWhole(file);
+  if (!text) {
+    devices.skipped.push_back(
+        fmt::format("label {}: {}", apis::kLabelGPUDriverVersion, text.error().message));
+    return;
+  }
+  auto version = parseNvidiaDriverVersion(*text);
+  if (!version) {
+    devices.skipped.push_back(fmt::format("label {}: {} names no driver version",
+                                          apis::kLabelGPUDriverVersion, file.string()));
+    return;
+  }
+  devices.labels.emplace(apis::kLabelGPUDriverVersion, *version);
+}
+
+}  // namespace
+
 kube::Expected<NodeDevices> loadNodeDevices(const fs::path& dir, const NodeDeviceOptions& options) {
   std::error_code ec;
   if (!fs::exists(dir, ec))
@@ -186,8 +235,10 @@ kube::Expected<NodeDevices> loadNodeDevices(const fs::path& dir, const NodeDevic
     infos.insert(infos.end(), parsed->begin(), parsed->end());
   }
   auto built = buildNodeDevices(infos, options);
-  if (built)
+  if (built) {
+    addDriverVersionLabel(*built, options);
     return built;
+  }
   // Converted together, so the error's index is into all files; say which file it was.
   for (std::size_t f = 0; f < files.size(); ++f) {
     const std::size_t begin = first_of_file[f];

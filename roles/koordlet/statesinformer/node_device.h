@@ -49,7 +49,8 @@ struct DeviceSpecEntry {
 struct NodeDevices {
   /// Sorted by type, then minor, then id: the order Koordinator's koordlet writes.
   std::vector<DeviceSpecEntry> devices;
-  /// The GPU labels (vendor, model) of the first accelerator in the report; empty without one.
+  /// The GPU labels (vendor, model; NVIDIA's driver version) of the first accelerator in the
+  /// report; empty without one.
   kube::Labels labels;
   /// What was left out and why (a model that is no label value), for the reporter to log.
   std::vector<std::string> skipped;
@@ -60,7 +61,15 @@ struct NodeDevices {
 struct NodeDeviceOptions {
   /// RDMA NICs are reported only under the RDMADevices gate, as Koordinator does.
   bool rdma = false;
+  /// NVIDIA's driver version file (<proc-root>/driver/nvidia/version), read for the
+  /// gpu-driver-version label when the first accelerator is NVIDIA's; empty: not read.
+  std::filesystem::path nvidia_driver_version_file;
 };
+
+/// The driver version ("580.159.04") from the text of /proc/driver/nvidia/version, whose first
+/// line names it after "Kernel Module" (proprietary and open modules alike); nullopt when that
+/// line is missing or names no version.
+std::optional<std::string> parseNvidiaDriverVersion(std::string_view text);
 
 /// The report's devices as spec.devices. Any member that does not convert (a minor, NUMA node or
 /// socket that is no int32, a quantity that does not parse) fails the whole report, naming the

@@ -34,6 +34,7 @@ GpuDetails h100(std::string bus_id, std::string uuid, int minor) {
                     .uuid = std::move(uuid),
                     .memory_total_bytes = 81559ULL << 20,
                     .minor = minor,
+                    .nvlink_peers = {},
                     .error = ""};
 }
 
@@ -111,6 +112,25 @@ TEST_CASE("discovery with NVML: model, UUID, minor and memory of each GPU come f
   CHECK(log.problems() == 0);
 }
 
+TEST_CASE("discovery with NVML: NVLink peers become Koordinator's p2pLinks",
+          "[devicedaemon][discovery]") {
+  FakePciSysfs sys;
+  sys.add(koord::testing::nvidiaGpu("0000:3b:00.0"));
+  sys.add(koord::testing::nvidiaGpu("0000:86:00.0"));
+  auto a = h100("0000:3b:00.0", "GPU-a", 0);
+  auto b = h100("0000:86:00.0", "GPU-b", 1);
+  a.nvlink_peers = {1};
+  b.nvlink_peers = {0};
+  FakeGpuSource nvml(std::vector<GpuDetails>{a, b});
+  auto devices = discoverDevices(sys.root(), &nvml);
+  REQUIRE(devices);
+  REQUIRE(devices->size() == 2);
+  REQUIRE(devices->at(0).topology->p2p_links.size() == 1);
+  CHECK(devices->at(0).topology->p2p_links[0].peer_minor == "1");
+  CHECK(devices->at(0).topology->p2p_links[0].type == "NVLink");
+  CHECK(devices->at(1).topology->p2p_links[0].peer_minor == "0");
+}
+
 TEST_CASE("discovery with NVML: a GPU the driver does not see, or cannot describe, is unhealthy",
           "[devicedaemon][discovery]") {
   FakePciSysfs sys;
@@ -150,25 +170,40 @@ TEST_CASE("discovery with NVML down: GPUs from sysfs, healthy, one warning",
   CHECK(log.count("Driver Not Loaded") == 1);
 }
 
-TEST_CASE("discovery: NVML is not asked on a node without NVIDIA GPUs, nor reported beyond sysfs",
+TEST_CASE("discovery: NVML's GPUs that sysfs does not show are reported from NVML alone",
+          "[devicedaemon][discovery]") {
+  // A container or sandbox whose /sys hides the PCI bus while the driver sees the GPU.
+  FakePciSysfs sys;
+  sys.add(koord::testing::huaweiNpu("0000:c1:00.0"));
+  FakeGpuSource nvml(std::vector<GpuDetails>{h100("0000:3b:00.0", "GPU-a", 3)});
+  LogLines log;
+  auto devices = discoverDevices(sys.root(), &nvml);
+  REQUIRE(devices);
+  CHECK(nvml.calls == 1);
+  REQUIRE(devices->size() == 2);
+  CHECK(devices->at(0).vendor == "huawei");
+  const auto& gpu = devices->at(1);
+  CHECK(gpu.vendor == "nvidia");
+  CHECK(gpu.uuid == "GPU-a");
+  CHECK(gpu.minor == "3");
+  CHECK(gpu.model == "NVIDIA-H100-80GB-HBM3");
+  CHECK(gpu.topology->bus_id == "0000:3b:00.0");
+  CHECK(gpu.topology->node_id == "-1");  // sysfs would have said; NVML is not asked
+  CHECK(gpu.status->healthy);
+  CHECK(log.count("reported from NVML alone") == 1);
+}
+
+TEST_CASE("discovery: NVML down on a node whose sysfs shows no NVIDIA GPU is no warning",
           "[devicedaemon][discovery]") {
   FakePciSysfs sys;
   sys.add(koord::testing::huaweiNpu("0000:c1:00.0"));
-  FakeGpuSource nvml(std::vector<GpuDetails>{h100("0000:3b:00.0", "GPU-a", 0)});
+  FakeGpuSource nvml(koord::kube::makeKubeError("nvmlInit_v2: Driver Not Loaded (NVML error 9)"));
+  LogLines log;
   auto devices = discoverDevices(sys.root(), &nvml);
   REQUIRE(devices);
-  CHECK(nvml.calls == 0);
-  REQUIRE(devices->size() == 1);
-  CHECK(devices->front().vendor == "huawei");
-
-  // NVML's GPU without a PCI device under the root (a fake root on a GPU machine): left out.
-  sys.add(koord::testing::nvidiaGpu("0000:86:00.0"));
-  LogLines log;
-  auto with_gpu = discoverDevices(sys.root(), &nvml);
-  REQUIRE(with_gpu);
-  CHECK(nvml.calls == 1);
-  CHECK(with_gpu->size() == 2);
-  CHECK(log.count("NVML GPU 0000:3b:00.0") == 1);
+  CHECK(devices->size() == 1);
+  CHECK(log.count("reported from sysfs only") == 0);
+  CHECK(log.count("sysfs shows none") == 1);
 }
 
 TEST_CASE("discovery: a GPU NVML cannot even name a bus for is warned about",

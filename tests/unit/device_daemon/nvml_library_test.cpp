@@ -47,6 +47,7 @@ TEST_CASE("NVML by dlopen: every GPU with its bus ID, name, UUID, memory and min
   CHECK(a.memory_total_bytes == 81559ULL << 20);
   CHECK(a.minor == 1);
   CHECK(a.error.empty());
+  CHECK(a.nvlink_peers == std::vector<int>{0});  // the fake's two GPUs share NVLink
 
   // The fake's second GPU is lost when asked for its memory: the rest is still read.
   const GpuDetails& b = (*gpus)[1];
@@ -55,6 +56,7 @@ TEST_CASE("NVML by dlopen: every GPU with its bus ID, name, UUID, memory and min
   CHECK(b.minor == 0);
   CHECK(b.memory_total_bytes == 0);
   CHECK(b.error == "nvmlDeviceGetMemoryInfo: GPU is lost (NVML error 15)");
+  CHECK(b.nvlink_peers == std::vector<int>{1});
 
   // Each round initializes NVML and shuts it down again.
   CHECK(counters.read("koordFakeNvmlInits") == inits + 1);

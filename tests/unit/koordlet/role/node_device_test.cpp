@@ -23,6 +23,7 @@ using koord::roles::koordlet::loadNodeDevices;
 using koord::roles::koordlet::NodeDeviceOptions;
 using koord::roles::koordlet::NodeDevices;
 using koord::roles::koordlet::nodeLabelsPatch;
+using koord::roles::koordlet::parseNvidiaDriverVersion;
 
 namespace {
 
@@ -121,7 +122,8 @@ TEST_CASE("node device: RDMA NICs only under RDMADevices, without GPU labels",
   REQUIRE(without);
   CHECK(ids(*without) == std::vector<std::string>{"gpu:GPU-a"});
 
-  auto with = buildNodeDevices(report, NodeDeviceOptions{.rdma = true});
+  auto with =
+      buildNodeDevices(report, NodeDeviceOptions{.rdma = true, .nvidia_driver_version_file = {}});
   REQUIRE(with);
   CHECK(ids(*with) == std::vector<std::string>{"gpu:GPU-a", "rdma:0000:5e:00.0"});
   const auto& rdma = with->devices[1];
@@ -131,7 +133,8 @@ TEST_CASE("node device: RDMA NICs only under RDMADevices, without GPU labels",
   // The NIC comes first in the report, but a NIC is no GPU: the labels name the GPU.
   CHECK(with->labels.at("node.koordinator.sh/gpu-vendor") == "nvidia");
 
-  auto nic_only = buildNodeDevices(std::vector{nic()}, NodeDeviceOptions{.rdma = true});
+  auto nic_only = buildNodeDevices(
+      std::vector{nic()}, NodeDeviceOptions{.rdma = true, .nvidia_driver_version_file = {}});
   REQUIRE(nic_only);
   CHECK(nic_only->labels.empty());
 }
@@ -199,7 +202,7 @@ TEST_CASE("node device: a model that is no label value is left off the labels, a
 
 TEST_CASE("node device: the Device's JSON, its owner and the merge patches", "[koordlet][device]") {
   auto built = buildNodeDevices(std::vector{gpu("0", "GPU-a", "0000:3b:00.0"), nic()},
-                                NodeDeviceOptions{.rdma = true});
+                                NodeDeviceOptions{.rdma = true, .nvidia_driver_version_file = {}});
   REQUIRE(built);
   auto spec = deviceSpecJson(*built);
   CHECK(json::serialize(spec[0]) ==
@@ -286,4 +289,54 @@ TEST_CASE("node device: report directories, a device that leaves and a garbled f
   auto wrong_type = loadNodeDevices(tree.path("infos"), {});
   REQUIRE_FALSE(wrong_type);
   CHECK(wrong_type.error().message.find("npu-device") != std::string::npos);
+}
+
+TEST_CASE("node device: NVIDIA's driver version from the kernel module's version file",
+          "[koordlet][device]") {
+  CHECK(parseNvidiaDriverVersion(
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue Oct 28 2025\n"
+            "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n") == "580.159.04");
+  CHECK(parseNvidiaDriverVersion("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
+                                 "535.104.05  Release Build  (dvs-builder@U16)\n") == "535.104.05");
+  CHECK_FALSE(parseNvidiaDriverVersion(""));
+  CHECK_FALSE(parseNvidiaDriverVersion("GCC version: 12.2.0\n"));
+  CHECK_FALSE(parseNvidiaDriverVersion("NVRM version: NVIDIA UNIX x86_64 Kernel Module\n"));
+  CHECK_FALSE(parseNvidiaDriverVersion("NVRM version: garbage 1.2\n"));
+
+  koord::testing::TempTree tree("koord-xpu");
+  tree.write("infos/ic-device", kTwoGpus);
+  NodeDeviceOptions options;
+  options.nvidia_driver_version_file = tree.path("proc/driver/nvidia/version");
+
+  // No driver file (a /proc without NVIDIA's module): no label, and said once per load.
+  auto without = loadNodeDevices(tree.path("infos"), options);
+  REQUIRE(without);
+  CHECK(without->labels.count("node.koordinator.sh/gpu-driver-version") == 0);
+  REQUIRE(without->skipped.size() == 1);
+  CHECK(without->skipped[0].find("gpu-driver-version") != std::string::npos);
+
+  tree.write("proc/driver/nvidia/version",
+             "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue Oct 28 2025\n");
+  auto with = loadNodeDevices(tree.path("infos"), options);
+  REQUIRE(with);
+  CHECK(with->labels.at("node.koordinator.sh/gpu-driver-version") == "580.159.04");
+  CHECK(with->skipped.empty());
+  auto patch = devicePatch(*with);
+  CHECK(patch.at("metadata").at("labels").at("node.koordinator.sh/gpu-driver-version") ==
+        "580.159.04");
+
+  // A garbled file: no label, said.
+  tree.write("proc/driver/nvidia/version", "NVRM version: \n");
+  auto garbled = loadNodeDevices(tree.path("infos"), options);
+  REQUIRE(garbled);
+  CHECK(garbled->labels.count("node.koordinator.sh/gpu-driver-version") == 0);
+  CHECK(garbled->skipped.size() == 1);
+
+  // Another vendor's accelerators: the NVIDIA file is not read.
+  tree.write("infos/ic-device",
+             R"([{"vendor":"huawei","model":"Ascend-910","uuid":"npu-0","minor":"0"}])");
+  auto npu = loadNodeDevices(tree.path("infos"), options);
+  REQUIRE(npu);
+  CHECK(npu->labels.count("node.koordinator.sh/gpu-driver-version") == 0);
+  CHECK(npu->skipped.empty());
 }

@@ -9,6 +9,8 @@ packages=(
   libboost-url1.81-dev libboost-system1.81-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev libfmt-dev catch2 libyaml-cpp-dev
+  # scripts/build-image.sh: strip and readelf, and the CA bundle the image carries.
+  binutils ca-certificates
 )
 
 missing=()

@@ -11,6 +11,8 @@ packages=(
   libssl-dev libfmt-dev catch2 libyaml-cpp-dev
   # scripts/build-image.sh: strip and readelf, and the CA bundle the image carries.
   binutils ca-certificates
+  # tests/helm-render: renders deploy/charts/koordinator without Helm (Go in GOPATH mode).
+  golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev
 )
 
 missing=()

@@ -190,12 +190,6 @@ profiles:
     filter: {enabled: [{name: LoadAwareScheduling}]}
     score: {enabled: [{name: LoadAwareScheduling, weight: 1}]}
     reserve: {enabled: [{name: LoadAwareScheduling}]}
-  # Koordinator's default CPU threshold is 65 %; this demo node may have 2 CPUs and be compiling
-  # koord at the same time, which alone can pass 65 % for a while.
-  pluginConfig:
-  - name: LoadAwareScheduling
-    args:
-      usageThresholds: {cpu: 85, memory: 95}
 EOF
   start_role scheduler "$KOORD" scheduler --config="$RUN/scheduler.yaml" --address=127.0.0.1 \
     --port=$SCHEDULER_PORT -v=2

@@ -1,0 +1,406 @@
+#!/usr/bin/env bash
+# cluster/install-manifests: koord's two install paths checked against the real apiserver
+# without installing anything. Renders deploy/charts/koordinator with tests/helm-render (Helm's
+# `helm template`, built here from Debian's Go packages) for the default values and for --set
+# examples, applies each render with `kubectl apply --dry-run=server`, and checks in what the
+# apiserver accepted that each --set changed what it should. Then dry-runs the kustomize install
+# (`-k deploy` and `-k deploy/manifests`) and checks that it and the chart's default render are
+# the same objects, field for field, but for slo-controller-config (co-location is on in the
+# chart, as in Koordinator's chart, and off in the kustomize install, as in Koordinator's
+# config/manager). With KOORD_BINARY, also runs each rendered container's command line through
+# koord itself: flags, values and the scheduler's configuration must all be accepted.
+#
+#   install_manifests_test.sh
+#
+# Environment: KOORD_CLUSTER_ENV (cluster.sh's env file), KOORD_HELM_RENDER_DIR (where
+# helm-render is built; default ${TMPDIR:-/tmp}/koord-helm-render), KOORD_BINARY (optional).
+# The only writes to the cluster: the namespace koordinator-system when it is missing (kept: the
+# real install test applies into it; a dry run cannot create it) and a scratch namespace for the
+# installation.namespace example (deleted). Prints "N passed, N failed" and exits 1 on a failure.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+chart=$root/deploy/charts/koordinator
+readonly NS=koordinator-system
+
+log() { printf 'install-manifests: %s\n' "$*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+
+[[ -f ${KOORD_CLUSTER_ENV:-} ]] ||
+  die "no cluster env file (KOORD_CLUSTER_ENV); run through ctest -L cluster"
+env_value() { sed -n "s/^$1=//p" "$KOORD_CLUSTER_ENV"; }
+kubeconfig=$(env_value KOORD_KUBECONFIG)
+k8s_bin=$(env_value KOORD_K8S_BIN)
+[[ -f $kubeconfig && -x $k8s_bin/kubectl ]] || die "the env file names no kubeconfig or kubectl"
+kubectl_() { "$k8s_bin/kubectl" --kubeconfig "$kubeconfig" --request-timeout=60s "$@"; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/koord-install-manifests.XXXXXX")
+scratch_ns=koord-install-manifests-$$
+cleanup() {
+  kubectl_ delete namespace "$scratch_ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+ok() {
+  passed=$((passed + 1))
+  log "ok - $1"
+}
+not_ok() {
+  failed=$((failed + 1))
+  log "not ok - $1"
+}
+# expect DESCRIPTION COMMAND...: the command's success is the check.
+expect() {
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+# contains/lacks TEXT NEEDLE: fixed-string checks that print what they looked at on failure.
+contains() {
+  [[ $1 == *"$2"* ]] && return 0
+  log "    wanted '$2' in: ${1:0:600}"
+  return 1
+}
+lacks() {
+  [[ $1 != *"$2"* ]] && return 0
+  log "    did not want '$2' in: ${1:0:600}"
+  return 1
+}
+
+# ---- tools ---------------------------------------------------------------------------------
+render_dir=${KOORD_HELM_RENDER_DIR:-${TMPDIR:-/tmp}/koord-helm-render}
+render_bin=$("$root/tests/helm-render/build.sh" "$render_dir")
+render() { "$render_bin" "$chart" "$@"; }
+
+# One line per object the apiserver accepted: kind|namespace|name|field=value|..., the fields
+# the checks read (JSON for the structured ones). Both installs go through it, so comparing
+# two summaries compares what the apiserver would store.
+summary_path='{range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}'
+summary_path+='|rules={.rules}|subjects={.subjects}|roleRef={.roleRef.name}'
+summary_path+='|hostNetwork={.spec.template.spec.hostNetwork}'
+summary_path+='|dnsPolicy={.spec.template.spec.dnsPolicy}'
+summary_path+='|hostPID={.spec.template.spec.hostPID}|sa={.spec.template.spec.serviceAccountName}'
+summary_path+='|pullSecrets={.spec.template.spec.imagePullSecrets}'
+summary_path+='|image={.spec.template.spec.containers[*].image}'
+summary_path+='|pull={.spec.template.spec.containers[*].imagePullPolicy}'
+summary_path+='|command={.spec.template.spec.containers[*].command}'
+summary_path+='|args={.spec.template.spec.containers[*].args}'
+summary_path+='|env={.spec.template.spec.containers[*].env}'
+summary_path+='|mounts={.spec.template.spec.containers[*].volumeMounts}'
+summary_path+='|volumes={.spec.template.spec.volumes}|ports={.spec.ports}'
+summary_path+='|webhooks={.webhooks}|data={.data}{"\n"}{end}'
+
+# dry_run OUT KUBECTL-APPLY-ARGS...: server-side dry run; the summary goes to OUT, sorted.
+dry_run() {
+  local out=$1
+  shift
+  if ! kubectl_ apply --dry-run=server -o jsonpath="$summary_path" "$@" \
+    >"$out.raw" 2>"$out.err"; then
+    cat "$out.err" >&2
+    return 1
+  fi
+  sort "$out.raw" >"$out"
+}
+
+# The number of objects in a render: its "---" separators.
+objects_in() { grep -c '^---$' "$1" || true; }
+line_of() { grep "^$1|$2|$3|" "$4" || true; } # kind namespace name summary
+
+# render_and_apply NAME --set ...: renders to $work/NAME.yaml, dry-runs it to $work/NAME.sum,
+# and checks the apiserver took every object.
+render_and_apply() {
+  local name=$1
+  shift
+  local yaml=$work/$name.yaml sum=$work/$name.sum
+  if ! render "$@" >"$yaml"; then
+    not_ok "$name: renders"
+    return 1
+  fi
+  if ! dry_run "$sum" -f "$yaml"; then
+    not_ok "$name: the apiserver accepts the render (server dry run)"
+    return 1
+  fi
+  local want got
+  want=$(objects_in "$yaml")
+  got=$(wc -l <"$sum")
+  expect "$name: all $want objects accepted by the apiserver" test "$want" -eq "$got"
+}
+
+# ---- the namespaces the dry runs need -------------------------------------------------------
+# A dry run creates nothing, so objects in a namespace that does not exist yet are refused. A
+# namespace being deleted (the install test removes koordinator-system) is waited out first.
+ensure_namespace() {
+  local ns=$1 t0=$SECONDS phase
+  while ((SECONDS - t0 < 180)); do
+    phase=$(kubectl_ get namespace "$ns" -o jsonpath='{.status.phase}' 2>/dev/null || true)
+    [[ $phase == Active ]] && return 0
+    if [[ -z $phase ]]; then
+      kubectl_ create namespace "$ns" >/dev/null 2>&1 || true
+    fi
+    sleep 2
+  done
+  die "namespace $ns is not Active (last phase '$phase')"
+}
+ensure_namespace "$NS"
+ensure_namespace "$scratch_ns"
+
+# ---- 1. the default values ------------------------------------------------------------------
+mutating_of() {
+  line_of MutatingWebhookConfiguration '' koordinator-mutating-webhook-configuration "$1"
+}
+validating_of() {
+  line_of ValidatingWebhookConfiguration '' koordinator-validating-webhook-configuration "$1"
+}
+manager_of() { line_of Deployment "${2:-$NS}" koord-manager "$1"; }
+
+if render_and_apply default; then
+  sum=$work/default.sum
+  mutating=$(mutating_of "$sum")
+  validating=$(validating_of "$sum")
+  manager=$(manager_of "$sum")
+  scheduler=$(line_of Deployment "$NS" koord-scheduler "$sum")
+  koordlet=$(line_of DaemonSet "$NS" koordlet "$sum")
+  default_webhooks() {
+    contains "$mutating" '"name":"mpod-create.koordinator.sh"' &&
+      contains "$mutating" '"name":"mpod-update.koordinator.sh"' &&
+      contains "$validating" '"name":"vpod.koordinator.sh"' && lacks "$validating" vconfigmap
+  }
+  expect "default: webhooks mpod-create, mpod-update and vpod, no vconfigmap (gate off)" \
+    default_webhooks
+  default_policy() {
+    contains "$mutating$validating" '"failurePolicy":"Ignore"' &&
+      lacks "$mutating$validating" '"failurePolicy":"Fail"' &&
+      contains "$mutating" '"timeoutSeconds":30'
+  }
+  expect "default: pod webhooks Ignore failures, 30 s timeout" default_policy
+  expect "default: webhooks call koordinator-webhook-service in $NS" \
+    contains "$mutating" \
+    "\"service\":{\"name\":\"koordinator-webhook-service\",\"namespace\":\"$NS\""
+  expect "default: the manager gets no --feature-gates (koord refuses an empty one)" \
+    lacks "$manager" --feature-gates
+  expect "default: the manager is not on the host network" \
+    contains "$manager" '|hostNetwork=|dnsPolicy=ClusterFirst|'
+  expect "default: the scheduler gets the gates for Kubernetes before 1.22" \
+    contains "$scheduler" \
+    '"--feature-gates=DisableCSIStorageCapacityInformer=true,CompatiblePodDisruptionBudget=true"'
+  default_images() {
+    local l
+    for l in "$manager" "$scheduler" "$koordlet"; do
+      contains "$l" '|image=koord.local/koord:dev|pull=IfNotPresent|' || return 1
+    done
+  }
+  expect "default: every role runs koord.local/koord:dev, IfNotPresent" default_images
+  default_koordlet() {
+    contains "$koordlet" '|hostNetwork=true|' && contains "$koordlet" '|hostPID=true|' &&
+      contains "$koordlet" '"fieldPath":"spec.nodeName"'
+  }
+  expect "default: the koordlet on the host's network and PIDs, NODE_NAME from the pod" \
+    default_koordlet
+  expect "default: the four CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 4
+  no_monitor() { ! grep -q '^kind: ServiceMonitor$' "$work/default.yaml"; }
+  expect "default: no koordlet ServiceMonitor" no_monitor
+fi
+
+# ---- 2. featureGates: the webhook configurations follow the manager's gates ----------------
+if render_and_apply gates-mutating-off --set featureGates=PodMutatingWebhook=false; then
+  sum=$work/gates-mutating-off.sum
+  expect "PodMutatingWebhook=false: the manager gets the gate" \
+    contains "$(manager_of "$sum")" '"--feature-gates=PodMutatingWebhook=false"'
+  expect "PodMutatingWebhook=false: no mutating webhooks" \
+    contains "$(mutating_of "$sum")" '|webhooks=|'
+  expect "PodMutatingWebhook=false: vpod stays" \
+    contains "$(validating_of "$sum")" vpod.koordinator.sh
+fi
+if render_and_apply gates-validating \
+  --set 'featureGates=PodValidatingWebhook=false\,ConfigMapValidatingWebhook=true'; then
+  sum=$work/gates-validating.sum
+  expect "PodValidatingWebhook=false,ConfigMapValidatingWebhook=true: both reach the manager" \
+    contains "$(manager_of "$sum")" \
+    '"--feature-gates=PodValidatingWebhook=false,ConfigMapValidatingWebhook=true"'
+  validating=$(validating_of "$sum")
+  configmap_only() {
+    lacks "$validating" vpod. && contains "$validating" '"name":"vconfigmap.koordinator.sh"' &&
+      contains "$validating" '"failurePolicy":"Fail"'
+  }
+  expect "PodValidatingWebhook=false: no vpod; ConfigMapValidatingWebhook=true: vconfigmap, Fail" \
+    configmap_only
+  expect "PodValidatingWebhook=false: the mutating webhooks stay" \
+    contains "$(mutating_of "$sum")" mpod-create
+fi
+
+# ---- 3. manager.hostNetwork ----------------------------------------------------------------
+if render_and_apply host-network --set manager.hostNetwork=true; then
+  sum=$work/host-network.sum
+  expect "manager.hostNetwork=true: the manager on the host network, cluster DNS kept" \
+    contains "$(manager_of "$sum")" '|hostNetwork=true|dnsPolicy=ClusterFirstWithHostNet|'
+  expect "manager.hostNetwork=true: the scheduler is not" \
+    contains "$(line_of Deployment "$NS" koord-scheduler "$sum")" '|hostNetwork=|'
+fi
+
+# ---- 4. crds.managed and the per-CRD switches ------------------------------------------------
+crds_of() { grep '^CustomResourceDefinition|' "$1" | cut -d'|' -f3 | tr '\n' ' ' || true; }
+if render_and_apply crds-some \
+  --set crds.managed=true,crds.nodemetrics=false,crds.devices=false; then
+  expect "crds.nodemetrics=false,crds.devices=false: only clustercolocationprofiles and nodeslos" \
+    test "$(crds_of "$work/crds-some.sum")" = \
+    "clustercolocationprofiles.config.koordinator.sh nodeslos.slo.koordinator.sh "
+fi
+if render_and_apply crds-none --set crds.managed=false; then
+  expect "crds.managed=false: no CRDs" test -z "$(crds_of "$work/crds-none.sum")"
+fi
+
+# ---- 5. the rest of the values the checks above do not reach ----------------------------------
+if render_and_apply webhook-policy --set webhookConfiguration.failurePolicy.pods=Fail \
+  --set webhookConfiguration.timeoutSeconds=10; then
+  hooks=$(grep 'WebhookConfiguration|' "$work/webhook-policy.sum" || true)
+  fail_fast() {
+    test "$(grep -o '"failurePolicy":"Fail"' <<<"$hooks" | wc -l)" -eq 3 &&
+      test "$(grep -o '"timeoutSeconds":10' <<<"$hooks" | wc -l)" -eq 3 && lacks "$hooks" Ignore
+  }
+  expect "webhookConfiguration: Fail and 10 s on the three pod webhooks" fail_fast
+fi
+if render_and_apply namespace \
+  --set installation.namespace="$scratch_ns",installation.createNamespace=false \
+  --set imageRepositoryHost=registry.example,manager.image.tag=v9 \
+  --set 'imagePullSecrets[0].name=pull-secret'; then
+  sum=$work/namespace.sum
+  expect "installation.namespace: every namespaced object in $scratch_ns" \
+    test -z "$(cut -d'|' -f2 "$sum" | grep -v -x -e '' -e "$scratch_ns" || true)"
+  expect "installation.createNamespace=false: no Namespace object" \
+    test -z "$(grep '^Namespace|' "$sum" || true)"
+  manager=$(manager_of "$sum" "$scratch_ns")
+  namespaces_follow() {
+    contains "$manager" "\"--leader-election-namespace=$scratch_ns\"" &&
+      contains "$manager" "\"--config-namespace=$scratch_ns\"" &&
+      contains "$(mutating_of "$sum")" "\"namespace\":\"$scratch_ns\"" &&
+      contains "$(line_of ConfigMap "$scratch_ns" koord-scheduler-config "$sum")" \
+        "resourceNamespace: $scratch_ns" &&
+      test "$(grep 'RoleBinding|' "$sum" | grep -c "\"namespace\":\"$scratch_ns\"")" -eq 5
+  }
+  expect "installation.namespace: leases, config, webhooks' Service and bindings follow" \
+    namespaces_follow
+  image_values() {
+    contains "$manager" '|image=registry.example/koord:v9|' &&
+      contains "$manager" '|pullSecrets=[{"name":"pull-secret"}]|' &&
+      contains "$(line_of DaemonSet "$scratch_ns" koordlet "$sum")" \
+        '|image=registry.example/koord:dev|'
+  }
+  expect "imageRepositoryHost, manager.image.tag, imagePullSecrets" image_values
+fi
+if render --set koordlet.enableServiceMonitor=true >"$work/monitor.yaml"; then
+  monitor_rendered() {
+    grep -q '^kind: ServiceMonitor$' "$work/monitor.yaml" &&
+      grep -q '^  name: koordlet-service$' "$work/monitor.yaml"
+  }
+  expect "koordlet.enableServiceMonitor=true: a koordlet Service and ServiceMonitor" \
+    monitor_rendered
+  # This cluster has no Prometheus Operator CRD: everything else goes to the apiserver.
+  awk 'BEGIN {RS = "---\n"; ORS = ""} NF && !/\nkind: ServiceMonitor\n/ {print "---\n" $0}' \
+    "$work/monitor.yaml" >"$work/monitor-rest.yaml"
+  monitor_service() {
+    dry_run "$work/monitor.sum" -f "$work/monitor-rest.yaml" &&
+      grep -q "^Service|$NS|koordlet-service|" "$work/monitor.sum"
+  }
+  expect "koordlet.enableServiceMonitor=true: its Service is accepted" monitor_service
+else
+  not_ok "koordlet.enableServiceMonitor=true: renders"
+fi
+refuses_empty_namespace() { ! render --set installation.namespace= >/dev/null 2>&1; }
+expect "an empty installation.namespace is refused" refuses_empty_namespace
+
+# ---- 6. the kustomize install -----------------------------------------------------------------
+expect "kubectl apply --dry-run=server -k deploy" dry_run "$work/kustomize.sum" -k "$root/deploy"
+manifests_only() {
+  dry_run "$work/manifests.sum" -k "$root/deploy/manifests" &&
+    test -z "$(grep -e '^CustomResourceDefinition|' -e '^PriorityClass|' "$work/manifests.sum" ||
+      true)"
+}
+expect "kubectl apply --dry-run=server -k deploy/manifests (no CRDs, no PriorityClasses)" \
+  manifests_only
+if [[ -s $work/kustomize.sum && -s $work/default.sum ]]; then
+  slo="^ConfigMap|$NS|slo-controller-config|"
+  if diff <(grep -v "$slo" "$work/kustomize.sum") <(grep -v "$slo" "$work/default.sum") \
+    >"$work/diff"; then
+    ok "the kustomize install and the chart's defaults are the same objects"
+  else
+    not_ok "the kustomize install and the chart's defaults are the same objects"
+    cut -c1-400 "$work/diff" >&2
+  fi
+  colocation_switch() {
+    contains "$(grep "$slo" "$work/kustomize.sum")" '\"enable\": false' &&
+      contains "$(grep "$slo" "$work/default.sum")" '\"enable\": true'
+  }
+  expect "slo-controller-config: co-location off in the kustomize install, on in the chart" \
+    colocation_switch
+fi
+
+# ---- 7. koord accepts what the chart renders --------------------------------------------------
+# Each container's command line from the default render, run by the koord under test with an
+# API server it cannot reach: a refused flag or value exits 2, a refused --config names
+# "--config", and getting as far as "no API server configuration" means all was accepted. The
+# ports they bind on the way are the install's real ones, so each runs in a network namespace of
+# its own where there is one to make; otherwise the flags are checked with --help only.
+if [[ -x ${KOORD_BINARY:-} && -s $work/default.yaml ]]; then
+  isolate=()
+  if unshare -n true 2>/dev/null; then
+    isolate=(unshare -n)
+  elif unshare -rn true 2>/dev/null; then
+    isolate=(unshare -rn)
+  fi
+  # One dry run for both: a line per container (the command, its arguments, then
+  # ENV:NAME=value words, where a fieldRef leaves the value empty, which koord reads as unset),
+  # then the scheduler's configuration after a line "--- config".
+  command_path='{range .items[*]}{range .spec.template.spec.containers[*]}{.command[0]}'
+  command_path+='{range .args[*]} {@}{end}'
+  command_path+='{range .env[*]}{" ENV:"}{.name}={.value}{end}{"\n"}{end}{end}'
+  command_path+='--- config{"\n"}{range .items[?(@.metadata.name=="koord-scheduler-config")]}'
+  command_path+='{.data.koord-scheduler-config}{end}'
+  kubectl_ apply --dry-run=server -f "$work/default.yaml" -o jsonpath="$command_path" \
+    >"$work/commands-and-config" 2>/dev/null || true
+  sed '/^--- config$/,$d' "$work/commands-and-config" >"$work/commands"
+  sed '1,/^--- config$/d' "$work/commands-and-config" >"$work/scheduler-config.yaml"
+  expect "three koord containers in the default render" test "$(grep -c . "$work/commands")" -eq 3
+  while read -r command rest; do
+    role=${command##*/}
+    role=${role#koord-}
+    args=()
+    envs=()
+    for word in $rest; do
+      case $word in
+        ENV:*) envs+=("${word#ENV:}") ;;
+        --config=*) args+=("--config=$work/scheduler-config.yaml") ;;
+        *) args+=("$word") ;;
+      esac
+    done
+    if [[ $role == koordlet || ${#isolate[@]} -eq 0 ]]; then
+      # The koordlet waits a minute for the node's kubepods cgroup before it reads anything else.
+      expect "koord $role accepts the rendered flags (--help)" \
+        env -i PATH=/usr/bin:/bin HOME=/nonexistent "$KOORD_BINARY" "$role" "${args[@]}" --help \
+        </dev/null >/dev/null
+      continue
+    fi
+    rc=0
+    env -i PATH=/usr/bin:/bin HOME=/nonexistent "${envs[@]}" timeout 60 "${isolate[@]}" \
+      "$KOORD_BINARY" "$role" "${args[@]}" --kubeconfig=/nonexistent \
+      </dev/null >"$work/$role.out" 2>&1 || rc=$?
+    if [[ $rc -ne 2 ]] && grep -q 'no API server configuration' "$work/$role.out" &&
+      ! grep -q -e '--config:' "$work/$role.out"; then
+      ok "koord $role accepts the rendered command line, env and configuration"
+    else
+      not_ok "koord $role accepts the rendered command line, env and configuration (exit $rc)"
+      tail -n 5 "$work/$role.out" >&2
+    fi
+  done <"$work/commands"
+else
+  log "KOORD_BINARY not set: the rendered command lines are not run through koord"
+fi
+
+printf '%d passed, %d failed\n' "$passed" "$failed"
+((failed == 0))

@@ -84,6 +84,7 @@ int roleMain(int argc, char** argv) {
       wo.configurations.namespace_ = o.pod_namespace;
       wo.configurations.service_name = o.service_name;
       wo.configurations.host = o.webhook_host;
+      wo.configurations.failure_policy_pods = o.webhook_failure_policy_pods;
       wo.configurations.port = o.webhook_port;
       wo.server.address = app::joinHostPort("", o.webhook_port);
       webhooks = std::make_unique<WebhookRuntime>(client, io, std::move(wo), std::move(handlers),

@@ -73,7 +73,8 @@ void registerFlags(FlagSet& flags, ManagerOptions& o, const FeatureGate& gates) 
   flags.addHelpSection(
       "Environment",
       {"WEBHOOK_PORT (9876)  port of the admission webhook server (TLS)",
-       "WEBHOOK_CERT_DIR (/tmp/koordinator-webhook-certs), WEBHOOK_HOST",
+       "WEBHOOK_CERT_DIR (/tmp/koordinator-webhook-certs), WEBHOOK_HOST, "
+       "WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS (Fail|Ignore: the pod webhooks' policy)",
        "POD_NAMESPACE (koordinator-system), SECRET_NAME (koordinator-webhook-certs)",
        "SERVICE_NAME (koordinator-webhook-service)",
        "MUTATING_WEBHOOK_NAME, VALIDATING_WEBHOOK_NAME (koordinator-*-webhook-configuration)"});
@@ -95,6 +96,13 @@ void readEnvironment(ManagerOptions& o, const char* (*getenv)(const char*)) {
   };
   str("WEBHOOK_CERT_DIR", o.webhook_cert_dir);
   str("WEBHOOK_HOST", o.webhook_host);
+  str("WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS", o.webhook_failure_policy_pods);
+  if (!o.webhook_failure_policy_pods.empty() && o.webhook_failure_policy_pods != "Fail" &&
+      o.webhook_failure_policy_pods != "Ignore") {
+    throw app::ConfigError(
+        fmt::format("WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS={:?}: want Fail or Ignore",
+                    o.webhook_failure_policy_pods));
+  }
   str("POD_NAMESPACE", o.pod_namespace);
   str("SECRET_NAME", o.secret_name);
   str("SERVICE_NAME", o.service_name);

@@ -36,6 +36,8 @@ struct ManagerOptions {
   int webhook_port = 9876;
   std::string webhook_cert_dir = "/tmp/koordinator-webhook-certs";
   std::string webhook_host;
+  /// WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS (Fail or Ignore; empty: as the template says).
+  std::string webhook_failure_policy_pods;
   std::string pod_namespace = "koordinator-system";
   std::string secret_name = "koordinator-webhook-certs";
   std::string service_name = "koordinator-webhook-service";

@@ -246,6 +246,20 @@ FlagSet::Outcome FlagSet::parse(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (!options_ended && a == "--")
       options_ended = true;
+    // "--x=" gives x the empty value, as Go's flag packages do (Koordinator's manifests pass
+    // "--feature-gates="); Program_options refuses an empty adjacent value, so pass it as the
+    // next word instead.
+    if (!options_ended && a.size() > 2 && a[0] == '-' && a.back() == '=' &&
+        a.find('=') == a.size() - 1) {
+      std::string bare = a.substr(a.find_first_not_of('-'));
+      bare.pop_back();
+      auto it = impl_->flags.find(bare);
+      if (it == impl_->flags.end())
+        throw FlagError(fmt::format("unknown flag: {}", a.substr(0, a.size() - 1)));
+      words.push_back("--" + bare);
+      words.emplace_back();
+      continue;
+    }
     if (!options_ended && a.size() > 1 && a[0] == '-' && a.find('=') == std::string::npos) {
       std::string bare = a.substr(a.find_first_not_of('-'));
       auto it = impl_->flags.find(bare);

@@ -139,6 +139,17 @@ TEST_CASE("bad values exit 2 and name the flag, config faults exit 1", "[cli]") 
       {{"WEBHOOK_PORT", "nope"}});
   CHECK(port.exit_code == 1);
   CHECK(port.err.find("WEBHOOK_PORT") != std::string::npos);
+  auto policy = run(
+      {bin("koord"), "manager", "--metrics-addr=127.0.0.1:0", "--health-probe-addr=127.0.0.1:0"},
+      {{"WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS", "Sometimes"}});
+  CHECK(policy.exit_code == 1);
+  CHECK(policy.err.find("WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS=\"Sometimes\"") !=
+        std::string::npos);
+  // "--feature-gates=" (Koordinator's manifests with no gate set) is no gate, not an error.
+  auto no_gates =
+      run({bin("koord"), "manager", "--feature-gates=", "--kubeconfig=/nonexistent/kc"});
+  CHECK(no_gates.exit_code == 1);
+  CHECK(no_gates.err.find("bad flag syntax") == std::string::npos);
 }
 
 TEST_CASE("manager without an API server configuration exits 1 saying so", "[cli]") {

@@ -76,11 +76,30 @@ std::string pathOf(const json::object& client_config) {
   return "";
 }
 
-// The templates a configuration carries: its annotation when present, else its webhooks.
+bool coversPods(const json::object& webhook) {
+  const json::value* rules = webhook.if_contains("rules");
+  if (rules == nullptr || !rules->is_array())
+    return false;
+  for (const auto& rule : rules->as_array()) {
+    const json::value* resources =
+        rule.is_object() ? rule.as_object().if_contains("resources") : nullptr;
+    if (resources == nullptr || !resources->is_array())
+      continue;
+    for (const auto& r : resources->as_array()) {
+      if (r.is_string() && (r.as_string() == "pods" || r.as_string() == "*"))
+        return true;
+    }
+  }
+  return false;
+}
+
+// The templates a configuration carries: its annotation when present and not empty (Koordinator
+// treats "" as absent, and its chart writes that), else its webhooks.
 kube::Expected<json::array> templatesOf(const json::object& config, std::string_view what) {
   if (auto* meta = config.if_contains("metadata"); meta && meta->is_object()) {
     if (auto* ann = meta->as_object().if_contains("annotations"); ann && ann->is_object()) {
-      if (auto* t = ann->as_object().if_contains(kTemplateAnnotation); t && t->is_string()) {
+      if (auto* t = ann->as_object().if_contains(kTemplateAnnotation);
+          t && t->is_string() && !t->as_string().empty()) {
         boost::system::error_code ec;
         json::value parsed = json::parse(t->as_string(), ec);
         if (ec || !parsed.is_array())
@@ -177,6 +196,8 @@ kube::Expected<json::array> renderWebhooks(const json::array& templates,
     }
     client["caBundle"] = kube::encodeBase64(ca_pem);
     rendered["clientConfig"] = std::move(client);
+    if (!options.failure_policy_pods.empty() && coversPods(*wh))
+      rendered["failurePolicy"] = options.failure_policy_pods;
     out.push_back(std::move(rendered));
   }
   return out;
@@ -224,8 +245,10 @@ kube::Expected<bool> ensureWebhookConfigurations(kube::RestClient& client,
     // from our own earlier output.
     auto& meta = config["metadata"].as_object();
     bool had_template = false;
-    if (auto* ann = meta.if_contains("annotations"); ann && ann->is_object())
-      had_template = ann->as_object().contains(kTemplateAnnotation);
+    if (auto* ann = meta.if_contains("annotations"); ann && ann->is_object()) {
+      const json::value* t = ann->as_object().if_contains(kTemplateAnnotation);
+      had_template = t != nullptr && !(t->is_string() && t->as_string().empty());
+    }
     if (!had_template) {
       if (!meta.contains("annotations") || !meta["annotations"].is_object())
         meta["annotations"] = json::object{};

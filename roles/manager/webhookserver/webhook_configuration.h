@@ -23,6 +23,9 @@ struct WebhookConfigurationOptions {
   /// WEBHOOK_HOST: when set, webhooks get url https://<host>:<port><path> instead of a service.
   std::string host;
   int port = 9876;
+  /// WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS: when set, the failurePolicy of every webhook
+  /// whose rules cover pods, whatever its template says.
+  std::string failure_policy_pods;
   /// Paths this replica serves (by feature gate); webhooks for other paths are left out, as
   /// Koordinator leaves them out, so the apiserver never calls a path that answers 404.
   std::set<std::string> served_paths;
@@ -34,8 +37,9 @@ struct WebhookConfigurationOptions {
 boost::json::array defaultWebhooks(bool mutating);
 
 /// The webhooks to write: each of `templates` (a configuration's "template" annotation, else
-/// its webhooks as first seen) whose path is served, with the service or URL of `options` and
-/// `ca_pem` as caBundle. Errors name the webhook whose clientConfig is unusable.
+/// its webhooks as first seen) whose path is served, with the service or URL of `options`,
+/// `ca_pem` as caBundle and, on pod webhooks, options.failure_policy_pods when set. Errors name the
+/// webhook whose clientConfig is unusable.
 kube::Expected<boost::json::array> renderWebhooks(const boost::json::array& templates,
                                                   const WebhookConfigurationOptions& options,
                                                   const std::string& ca_pem);

@@ -60,6 +60,19 @@ TEST_CASE("Go and GNU spellings are both accepted", "[core][flags]") {
   CHECK_FALSE(f.flags.changed("v"));
 }
 
+TEST_CASE("an empty value after '=' is the empty value, as in Go", "[core][flags]") {
+  Fixture f;
+  // Koordinator's manifests pass "--feature-gates=" when no gate is set.
+  REQUIRE(f.flags.parse({"--addr=", "-controllers="}) == FlagSet::Outcome::kRun);
+  CHECK(f.o.addr.empty());
+  CHECK(f.o.controllers.empty());
+  CHECK(f.flags.changed("addr"));
+  // Where Go refuses an empty value, so does koord.
+  CHECK_THROWS_WITH(f.flags.parse({"--kube-api-qps="}), Catch::Contains("kube-api-qps"));
+  CHECK_THROWS_WITH(f.flags.parse({"--oneshot="}), Catch::Contains("oneshot"));
+  CHECK_THROWS_WITH(f.flags.parse({"--bogus="}), "unknown flag: --bogus");
+}
+
 TEST_CASE("the last occurrence of a scalar flag wins", "[core][flags]") {
   Fixture f;
   f.flags.parse({"--kube-api-qps=1", "--kube-api-qps=2"});

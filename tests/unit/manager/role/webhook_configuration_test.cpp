@@ -89,3 +89,21 @@ TEST_CASE("render refuses a webhook without a usable clientConfig", "[webhookcon
   json::array not_object{json::value(5)};
   CHECK_FALSE(renderWebhooks(not_object, options(), "CA").has_value());
 }
+
+TEST_CASE("render with WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS sets the pod webhooks' policy",
+          "[webhookconfig]") {
+  auto o = options();
+  o.served_paths.insert("/validate-configmap");
+  o.failure_policy_pods = "Ignore";
+  auto mutating = renderWebhooks(defaultWebhooks(true), o, "CA");
+  REQUIRE(mutating.has_value());
+  REQUIRE(mutating->size() == 2);
+  CHECK((*mutating)[0].at("failurePolicy") == "Ignore");
+  CHECK((*mutating)[1].at("failurePolicy") == "Ignore");
+  auto validating = renderWebhooks(defaultWebhooks(false), o, "CA");
+  REQUIRE(validating.has_value());
+  REQUIRE(validating->size() == 2);
+  CHECK((*validating)[0].at("failurePolicy") == "Ignore");  // vpod
+  // The ConfigMap webhook keeps its template's policy.
+  CHECK((*validating)[1].at("failurePolicy") == defaultWebhooks(false)[1].at("failurePolicy"));
+}

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -24,6 +25,7 @@
 #include "cri/runtime/v1/api.grpc.pb.h"
 #include "cri/runtime/v1alpha2/api.grpc.pb.h"
 #include "koord/app/role_app.h"
+#include "koord/core/metrics.h"
 #include "test_cri_backend.h"
 
 using namespace koord::roles::runtime_proxy;
@@ -311,6 +313,19 @@ class TestInterceptor final : public CallInterceptor {
   }
 };
 
+// How many hooked calls koord_runtime_proxy_hook_duration_seconds has counted (0 before the
+// first): the histogram is process-wide, so tests compare before and after.
+std::uint64_t hookCount(std::string_view call, std::string_view result) {
+  const std::string text = koord::metrics::Registry::global().render();
+  const std::string key =
+      fmt::format("koord_runtime_proxy_hook_duration_seconds_count{{call=\"{}\",result=\"{}\"}} ",
+                  call, result);
+  const auto at = text.find(key);
+  if (at == std::string::npos)
+    return 0;
+  return std::stoull(text.substr(at + key.size()));
+}
+
 }  // namespace
 
 TEST_CASE("runtime-proxy: hooked calls go through the interceptor and others do not",
@@ -321,6 +336,8 @@ TEST_CASE("runtime-proxy: hooked calls go through the interceptor and others do 
   CriProxyServer proxy(s.config(), &interceptor);
   proxy.start();
   auto v1 = runtime::v1::RuntimeService::NewStub(dial(s.proxy));
+  const auto ok_before = hookCount("RunPodSandbox", "ok");
+  const auto failed_before = hookCount("RunPodSandbox", "failed");
   runtime::v1::RunPodSandboxRequest req;
   req.mutable_config()->mutable_metadata()->set_name("pod-a");
   req.mutable_config()->mutable_linux()->set_cgroup_parent("/kubepods/besteffort/pod-a");
@@ -367,4 +384,7 @@ TEST_CASE("runtime-proxy: hooked calls go through the interceptor and others do 
   log = logged(3);
   REQUIRE(log.size() == 3);
   CHECK(log[2] == "before RunPodSandbox");
+  // Each hooked call's time in its pre hooks is measured, by result; Version's is not.
+  CHECK(hookCount("RunPodSandbox", "ok") == ok_before + 1);
+  CHECK(hookCount("RunPodSandbox", "failed") == failed_before + 1);
 }

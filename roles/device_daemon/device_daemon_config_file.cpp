@@ -4,16 +4,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "koord/app/role_app.h"
 #include "koord/core/duration.h"
 #include "koord/core/flags.h"
+#include "koord/http/file_util.h"
 
 namespace koord::roles::device_daemon {
 
@@ -140,14 +138,10 @@ DeviceDaemonFileSettings parseDeviceDaemonConfig(std::string_view text, std::str
 }
 
 DeviceDaemonFileSettings loadDeviceDaemonConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw app::ConfigError(fmt::format("--config-file {}: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throw app::ConfigError(fmt::format("--config-file {}: read failed", path));
-  return parseDeviceDaemonConfig(text.str(), path);
+  auto text = http::readFile(path);
+  if (!text)
+    throw app::ConfigError(fmt::format("--config-file {}: {}", path, text.error().message()));
+  return parseDeviceDaemonConfig(*text, path);
 }
 
 void applyFileSettings(const DeviceDaemonFileSettings& s, const FlagSet& flags,
@@ -158,6 +152,14 @@ void applyFileSettings(const DeviceDaemonFileSettings& s, const FlagSet& flags,
     o.sleep_interval = *s.sleep_interval;
   if (s.prints_output_file && !flags.changed("prints-output-file"))
     o.prints_output_file = *s.prints_output_file;
+}
+
+DeviceDaemonOptions withConfigFile(const DeviceDaemonOptions& from_flags, const FlagSet& flags) {
+  DeviceDaemonOptions o = from_flags;
+  if (!o.config_file.empty())
+    applyFileSettings(loadDeviceDaemonConfig(o.config_file), flags, o);
+  validate(o);
+  return o;
 }
 
 }  // namespace koord::roles::device_daemon

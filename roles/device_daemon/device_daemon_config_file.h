@@ -36,4 +36,9 @@ DeviceDaemonFileSettings loadDeviceDaemonConfig(const std::string& path);
 void applyFileSettings(const DeviceDaemonFileSettings& settings, const FlagSet& flags,
                        DeviceDaemonOptions& o);
 
+/// The options in force: `from_flags` (what `flags` parsed) with --config-file's settings
+/// applied when one is named, validated. At start-up and again on each SIGHUP; throws
+/// app::ConfigError or FlagError for a file or a value that will not do.
+DeviceDaemonOptions withConfigFile(const DeviceDaemonOptions& from_flags, const FlagSet& flags);
+
 }  // namespace koord::roles::device_daemon

@@ -19,16 +19,13 @@ namespace koord::roles::device_daemon {
 
 int roleMain(int argc, char** argv) {
   return app::runRole(argv[0], [&] {
-    DeviceDaemonOptions o;
+    DeviceDaemonOptions from_flags;
     FlagSet flags(argv[0]);
-    registerFlags(flags, o);
+    registerFlags(flags, from_flags);
     if (app::parseOrHelp(flags, argc, argv))
       return 0;
-    app::applyCommonOptions(o.common, nullptr);
-    const DeviceDaemonOptions from_flags = o;
-    if (!o.config_file.empty())
-      applyFileSettings(loadDeviceDaemonConfig(o.config_file), flags, o);
-    validate(o);
+    app::applyCommonOptions(from_flags.common, nullptr);
+    DeviceDaemonOptions o = withConfigFile(from_flags, flags);
     if (o.no_timestamp)
       logWithoutTimestamps();
 
@@ -72,11 +69,9 @@ int roleMain(int argc, char** argv) {
       hangup.async_wait([&](boost::system::error_code ec, int) {
         if (ec || reactor.stopping())
           return;
-        DeviceDaemonOptions next = from_flags;
+        DeviceDaemonOptions next;
         try {
-          if (!next.config_file.empty())
-            applyFileSettings(loadDeviceDaemonConfig(next.config_file), flags, next);
-          validate(next);
+          next = withConfigFile(from_flags, flags);
         } catch (const std::exception& e) {
           KOORD_LOG_ERROR("device-daemon: SIGHUP: {}; the settings in force stay", e.what());
           return awaitHangup();

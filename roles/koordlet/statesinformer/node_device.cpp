@@ -7,13 +7,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 #include <system_error>
 #include <tuple>
+
+#include "koord/http/file_util.h"
 
 namespace koord::roles::koordlet {
 
@@ -98,14 +97,10 @@ void sortDevices(std::vector<DeviceSpecEntry>& devices) {
 }
 
 kube::Expected<std::string> readWhole(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return kube::makeKubeError(fmt::format("{}: {}", file.string(), std::strerror(errno)));
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad())
-    return kube::makeKubeError(fmt::format("{}: read failed", file.string()));
-  return std::move(s).str();
+  auto text = http::readFile(file.string());
+  if (!text)
+    return kube::makeKubeError(fmt::format("{}: {}", file.string(), text.error().message()));
+  return std::move(*text);
 }
 
 bool isReportFile(const fs::directory_entry& entry) {

@@ -93,21 +93,26 @@ bool coversPods(const json::object& webhook) {
   return false;
 }
 
-// The templates a configuration carries: its annotation when present and not empty (Koordinator
-// treats "" as absent, and its chart writes that), else its webhooks.
+// A configuration's template annotation, or null when it has none or an empty one (Koordinator
+// treats "" as absent, and its chart writes that).
+const json::string* templateAnnotation(const json::object& config) {
+  const auto* meta = config.if_contains("metadata");
+  const auto* ann =
+      meta && meta->is_object() ? meta->as_object().if_contains("annotations") : nullptr;
+  const auto* t =
+      ann && ann->is_object() ? ann->as_object().if_contains(kTemplateAnnotation) : nullptr;
+  return t && t->is_string() && !t->as_string().empty() ? &t->as_string() : nullptr;
+}
+
+// The templates a configuration carries: its template annotation, else its webhooks.
 kube::Expected<json::array> templatesOf(const json::object& config, std::string_view what) {
-  if (auto* meta = config.if_contains("metadata"); meta && meta->is_object()) {
-    if (auto* ann = meta->as_object().if_contains("annotations"); ann && ann->is_object()) {
-      if (auto* t = ann->as_object().if_contains(kTemplateAnnotation);
-          t && t->is_string() && !t->as_string().empty()) {
-        boost::system::error_code ec;
-        json::value parsed = json::parse(t->as_string(), ec);
-        if (ec || !parsed.is_array())
-          return kube::makeKubeError(
-              fmt::format("{}: annotation template is not a JSON array of webhooks", what));
-        return std::move(parsed.as_array());
-      }
-    }
+  if (const json::string* t = templateAnnotation(config)) {
+    boost::system::error_code ec;
+    json::value parsed = json::parse(*t, ec);
+    if (ec || !parsed.is_array())
+      return kube::makeKubeError(
+          fmt::format("{}: annotation template is not a JSON array of webhooks", what));
+    return std::move(parsed.as_array());
   }
   if (auto* w = config.if_contains("webhooks"); w && w->is_array())
     return w->as_array();
@@ -243,12 +248,8 @@ kube::Expected<bool> ensureWebhookConfigurations(kube::RestClient& client,
     // The first time koord sees an operator's configuration it keeps the webhooks as written
     // in the template annotation, as Koordinator does, so later renders start from them and not
     // from our own earlier output.
+    const bool had_template = templateAnnotation(config) != nullptr;
     auto& meta = config["metadata"].as_object();
-    bool had_template = false;
-    if (auto* ann = meta.if_contains("annotations"); ann && ann->is_object()) {
-      const json::value* t = ann->as_object().if_contains(kTemplateAnnotation);
-      had_template = t != nullptr && !(t->is_string() && t->as_string().empty());
-    }
     if (!had_template) {
       if (!meta.contains("annotations") || !meta["annotations"].is_object())
         meta["annotations"] = json::object{};

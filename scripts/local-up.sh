@@ -139,13 +139,6 @@ start_cluster() {
     KOORD_BEFORE_KUBELET="exec $KOORD runtime-proxy -v=2 --koord-runtimeproxy-endpoint=$DIR/runtime-proxy/runtimeproxy.sock --remote-runtime-service-endpoint=\$KOORD_CONTAINERD_SOCK --hook-server-config-dir=$DIR/hookserver.d" \
     "$CLUSTER" node
   load_env
-  # The kubelet registers its node with the not-ready taint; the controller that lifts it
-  # (nodelifecycle) is off in cluster.sh, whose tests stop nodes on purpose. Pods here are
-  # placed by koord-scheduler, which honours the taint.
-  if kubectl_ get node "$KOORD_NODE_NAME" -o jsonpath='{.spec.taints[*].key}' |
-    grep -qw node.kubernetes.io/not-ready; then
-    kubectl_ taint node "$KOORD_NODE_NAME" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
-  fi
 }
 
 apply_base() {

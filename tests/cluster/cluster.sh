@@ -806,6 +806,14 @@ EOF
     --node-ip="$(node_ip)" \
     --root-dir="$DIR/kubelet"
   wait_for kubelet 120 "node $NODE_NAME to be Ready" node_ready
+  # The kubelet registers its node with the not-ready taint, and nodelifecycle, which lifts it
+  # once the node is Ready, is off (see start_controller_manager): lift it here, so pods a
+  # scheduler places (kube-scheduler, koord-scheduler) can land on the node.
+  if kubectl_ get node "$NODE_NAME" -o jsonpath='{.spec.taints[*].key}' |
+    grep -qw node.kubernetes.io/not-ready; then
+    kubectl_ taint node "$NODE_NAME" node.kubernetes.io/not-ready:NoSchedule- >/dev/null ||
+      log "could not lift the not-ready taint of $NODE_NAME: scheduled pods will not land there"
+  fi
   trap - EXIT
   log "node $NODE_NAME Ready in $((SECONDS - t0))s; pods: hostNetwork: true, image $TEST_IMAGE, imagePullPolicy: Never"
 }

@@ -71,8 +71,6 @@ cleanup() {
     kill "$scheduler_pid" 2>/dev/null || true
     wait "$scheduler_pid" 2>/dev/null || true
   fi
-  # cluster.sh's node keeps its not-ready taint (no nodelifecycle controller); give it back.
-  kubectl_ taint node "$node" node.kubernetes.io/not-ready:NoSchedule --overwrite >/dev/null 2>&1 || true
   ctr_ images rm "docker.io/$IMAGE" "$IMAGE" >/dev/null 2>&1 || true
   rm -rf "$work"
   exit "$rc"
@@ -100,11 +98,10 @@ ctr_ images import "$work/image.tar" >/dev/null
 ctr_ images ls -q | grep -q "koord.local/koord:dev" || fail "the image is not in the node's containerd"
 log "image imported"
 
-# 2. The cluster's default scheduler, for koord's own Deployments; and the node ready for it.
+# 2. The cluster's default scheduler, for koord's own Deployments.
 "$KOORD_K8S_BIN/kube-scheduler" --kubeconfig="$KOORD_KUBECONFIG" --leader-elect=false \
   --port=0 --secure-port=0 >"$work/kube-scheduler.log" 2>&1 &
 scheduler_pid=$!
-kubectl_ taint node "$node" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 
 # 3. deploy/ through an overlay for this cluster. kustomize v2.0.3 takes a base from anywhere, so
 #    the overlay lives in the run dir and names deploy/ by a relative path.

@@ -8,6 +8,10 @@
 
 #include "cri/cri_method.h"
 
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
 namespace grpc {
 class Status;
 }  // namespace grpc
@@ -17,6 +21,9 @@ namespace koord::roles::runtime_proxy {
 class CallInterceptor {
  public:
   virtual ~CallInterceptor() = default;
+  /// The relay's io_context, on whose thread before() and after() are called and `done` may be
+  /// called too: given before the first call, and null (on that thread) once the relay stops.
+  virtual void attach(boost::asio::io_context* io) { (void)io; }
   /// Runs the call's pre hooks. `request` (the serialized CRI request) may be replaced; `done`
   /// is called exactly once, on any thread: OK forwards `request`, anything else is kubelet's
   /// answer and nothing is forwarded. `state` is the call's own, handed to after(): what the

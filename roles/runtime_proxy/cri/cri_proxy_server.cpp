@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "cri/call_interceptor.h"
 #include "cri/cri_backend.h"
 #include "cri/cri_relay.h"
 #include "koord/app/role_app.h"
@@ -107,6 +108,8 @@ void CriProxyServer::start() {
         fmt::format("cannot serve CRI on {}: {}", impl_->socket_path, ec.message()));
   }
   impl_->accept();
+  if (impl_->shared.interceptor)
+    impl_->shared.interceptor->attach(impl_->io.get());
   impl_->work.emplace(impl_->io->get_executor());
   impl_->thread = std::thread([impl = impl_.get()] { impl->io->run(); });
   impl_->running = true;
@@ -131,7 +134,11 @@ void CriProxyServer::shutdown(std::chrono::milliseconds grace) {
   if (const auto left = impl_->shared.active_calls.load(std::memory_order_relaxed); left > 0)
     KOORD_LOG_WARNING("runtime-proxy: {} call(s) still in flight after {} ms; cut", left,
                       grace.count());
-  impl_->onRelayThread([&] { closeRelayConnections(impl_->shared); });
+  impl_->onRelayThread([&] {
+    closeRelayConnections(impl_->shared);
+    if (impl_->shared.interceptor)
+      impl_->shared.interceptor->attach(nullptr);
+  });
   impl_->work.reset();
   impl_->thread.join();
   impl_->shared.detachWake();

@@ -20,11 +20,11 @@
 #include "cri/call_interceptor.h"
 #include "cri/cri_backend.h"
 #include "cri/cri_method.h"
-#include "cri/grpc_wire.h"
-#include "h2/frame.h"
-#include "h2/hpack.h"
 #include "koord/core/log.h"
 #include "koord/core/metrics.h"
+#include "koord/h2/frame.h"
+#include "koord/h2/grpc_wire.h"
+#include "koord/h2/hpack.h"
 
 namespace koord::roles::runtime_proxy {
 
@@ -76,13 +76,16 @@ constexpr std::size_t kMaxHeldAnswer = 1024 * 1024;
 constexpr std::size_t kAnsweredMemory = 4096;
 
 // What the pre hooks add to a hooked call: from kubelet's whole request to the hook servers'
-// answer (50 us to 0.4 s in doubling buckets). The target for a local hook server is
-// under 1 ms; latency benches on a noisy VM cannot see that beside runc's own spread.
+// answer. Fine buckets below 2 ms, where a local hook server's round trip falls (the target is
+// under 1 ms, which latency benches on a noisy VM cannot see beside runc's own spread), coarse
+// ones up to the hook deadline's range.
 metrics::HistogramFamily& hookSeconds() {
   static auto& family = metrics::Registry::global().histogram(
       "koord_runtime_proxy_hook_duration_seconds",
       "Time a hooked CRI call is held for its pre hooks, by call and result (ok, failed).",
-      {"call", "result"}, metrics::exponentialBuckets(50e-6, 2, 14));
+      {"call", "result"},
+      {50e-6, 100e-6, 150e-6, 200e-6, 300e-6, 400e-6, 500e-6, 600e-6, 800e-6, 1e-3, 1.5e-3,
+       2e-3,  3e-3,   5e-3,   10e-3,  20e-3,  50e-3,  100e-3, 200e-3, 400e-3, 1.0,  2.0});
   return family;
 }
 
@@ -238,7 +241,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       return;
     }
     std::string body;
-    appendGrpcMessage(body, call.request);
+    h2::appendGrpcMessage(body, call.request);
     forwardBody(call, std::move(body));
     flushBoth();
   }
@@ -535,7 +538,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   // later frames for it are dropped.
   void answerKubelet(std::uint32_t id, int code, std::string_view message) {
     std::string block;
-    h2::hpackEncode(trailersOnly(code, message), block);
+    h2::hpackEncode(h2::trailersOnly(static_cast<h2::GrpcCode>(code), message), block);
     h2::appendHeaderBlock(kubelet_.out, id, block, true);
     bool kubelet_done = true;
     if (auto it = streams_.find(id); it != streams_.end()) {
@@ -733,7 +736,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   }
 
   bool kubeletCall(std::uint32_t id, const h2::HeaderList& headers, bool end_stream) {
-    const CriMethod method = classifyCriMethod(headerValue(headers, ":path").value_or(""));
+    const CriMethod method = classifyCriMethod(h2::headerValue(headers, ":path").value_or(""));
     auto& stream = streams_[id];
     shared_.active_calls.fetch_add(1, std::memory_order_relaxed);
     stream.kubelet_done = end_stream;
@@ -802,7 +805,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
 
   void startHooks(const std::shared_ptr<HeldCall>& call) {
     call->phase = HeldCall::Phase::kInHooks;
-    const auto message = singleGrpcMessage(call->body);
+    const auto message = h2::singleGrpcMessage(call->body);
     if (!message) {
       // Compressed, or not one message: not something a hook could read. It goes on as is.
       KOORD_LOG_WARNING("runtime-proxy: {}: the request is not one plain message; no hooks",
@@ -984,9 +987,9 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       h2::appendHeaderBlock(call->answer_frames, id, block, end);
       if (end) {
         // The call's status: on OK the bookkeeping and post hooks run before kubelet has it.
-        const auto status = headerValue(headers, "grpc-status");
+        const auto status = h2::headerValue(headers, "grpc-status");
         if (status == "0" && call->hooks_ran && call->phase == HeldCall::Phase::kForwarded) {
-          if (const auto message = singleGrpcMessage(call->answer_body))
+          if (const auto message = h2::singleGrpcMessage(call->answer_body))
             shared_.interceptor->after(call->method, call->request, std::string(*message),
                                        call->state);
         }

@@ -1,35 +1,18 @@
 #include "hooks/hook_dispatcher.h"
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-#include <grpcpp/support/channel_arguments.h>
+#include <grpcpp/support/status.h>
 
 #include <algorithm>
+
+#include "koord/h2/grpc_unary_client.h"
 
 namespace koord::roles::runtime_proxy {
 
 namespace {
 
-// One hook call in flight: what gRPC reads and writes until the answer comes.
-template <typename Request, typename Response>
-struct HookCall {
-  grpc::ClientContext context;
-  Request request;
-  Response response;
-  std::function<void(const grpc::Status&, const Response&)> done;
-};
-
-template <typename Request, typename Response, typename Start>
-void startCall(const Request& request, std::chrono::milliseconds timeout,
-               std::function<void(const grpc::Status&, const Response&)> done, Start&& start) {
-  auto* call = new HookCall<Request, Response>;
-  call->request = request;
-  call->done = std::move(done);
-  call->context.set_deadline(std::chrono::system_clock::now() + timeout);
-  start(&call->context, &call->request, &call->response, [call](grpc::Status status) {
-    call->done(status, call->response);
-    delete call;
-  });
+// Koordinator's RuntimeHookService, as its methods are addressed on the wire.
+std::string methodPath(RuntimeHookType type) {
+  return "/runtime.v1alpha1.RuntimeHookService/" + std::string(toString(type)) + "Hook";
 }
 
 }  // namespace
@@ -40,6 +23,15 @@ HookDispatcher::HookDispatcher(const HookServerRegistry& registry,
 
 HookDispatcher::~HookDispatcher() = default;
 
+void HookDispatcher::runOn(boost::asio::io_context* io) {
+  // Closing fails the calls in flight, whose `done` may call again: the map is emptied first.
+  auto clients = std::move(clients_);
+  clients_.clear();
+  io_ = io;
+  for (auto& [endpoint, client] : clients)
+    client->close();
+}
+
 std::optional<HookServer> HookDispatcher::serverFor(RuntimeHookType type) const {
   const auto servers = registry_.servers();
   for (const auto& s : *servers) {
@@ -49,57 +41,43 @@ std::optional<HookServer> HookDispatcher::serverFor(RuntimeHookType type) const 
   return std::nullopt;
 }
 
-hookapi::RuntimeHookService::Stub& HookDispatcher::stubFor(const std::string& endpoint) {
-  std::lock_guard lock(mu_);
-  auto& stub = stubs_[endpoint];
-  if (!stub) {
-    grpc::ChannelArguments args;
-    // A koordlet that restarts is back within a second; the proxy should notice as soon.
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    stub = hookapi::RuntimeHookService::NewStub(
-        grpc::CreateCustomChannel("unix:" + endpoint, grpc::InsecureChannelCredentials(), args));
+template <typename Response, typename Done>
+void HookDispatcher::callMethod(RuntimeHookType type, const HookServer& server,
+                                const google::protobuf::MessageLite& request, Done done) {
+  if (io_ == nullptr) {
+    done(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the runtime-proxy is not serving"),
+         Response());
+    return;
   }
-  return *stub;
+  auto& client = clients_[server.config.remote_endpoint];
+  if (!client)
+    client = std::make_unique<h2::GrpcUnaryClient>(*io_, server.config.remote_endpoint);
+  client->call(
+      methodPath(type), request.SerializeAsString(), timeout_,
+      [done = std::move(done)](const h2::GrpcStatus& status, std::string bytes) {
+        Response response;
+        if (!status.ok()) {
+          done(grpc::Status(static_cast<grpc::StatusCode>(status.code), status.message), response);
+          return;
+        }
+        if (!response.ParseFromString(bytes)) {
+          done(grpc::Status(grpc::StatusCode::INTERNAL, "the hook server's answer does not parse"),
+               response);
+          return;
+        }
+        done(grpc::Status::OK, response);
+      });
 }
 
 void HookDispatcher::call(RuntimeHookType type, const HookServer& server,
                           const hookapi::PodSandboxHookRequest& request, PodDone done) {
-  auto* async = stubFor(server.config.remote_endpoint).async();
-  startCall<hookapi::PodSandboxHookRequest, hookapi::PodSandboxHookResponse>(
-      request, timeout_, std::move(done), [&](auto* ctx, auto* req, auto* resp, auto cb) {
-        if (type == RuntimeHookType::kPreRunPodSandbox)
-          async->PreRunPodSandboxHook(ctx, req, resp, std::move(cb));
-        else
-          async->PostStopPodSandboxHook(ctx, req, resp, std::move(cb));
-      });
+  callMethod<hookapi::PodSandboxHookResponse>(type, server, request, std::move(done));
 }
 
 void HookDispatcher::call(RuntimeHookType type, const HookServer& server,
                           const hookapi::ContainerResourceHookRequest& request,
                           ContainerDone done) {
-  auto* async = stubFor(server.config.remote_endpoint).async();
-  startCall<hookapi::ContainerResourceHookRequest, hookapi::ContainerResourceHookResponse>(
-      request, timeout_, std::move(done), [&](auto* ctx, auto* req, auto* resp, auto cb) {
-        switch (type) {
-          case RuntimeHookType::kPreCreateContainer:
-            async->PreCreateContainerHook(ctx, req, resp, std::move(cb));
-            break;
-          case RuntimeHookType::kPreStartContainer:
-            async->PreStartContainerHook(ctx, req, resp, std::move(cb));
-            break;
-          case RuntimeHookType::kPostStartContainer:
-            async->PostStartContainerHook(ctx, req, resp, std::move(cb));
-            break;
-          case RuntimeHookType::kPostStopContainer:
-            async->PostStopContainerHook(ctx, req, resp, std::move(cb));
-            break;
-          default:
-            async->PreUpdateContainerResourcesHook(ctx, req, resp, std::move(cb));
-            break;
-        }
-      });
+  callMethod<hookapi::ContainerResourceHookResponse>(type, server, request, std::move(done));
 }
 
 }  // namespace koord::roles::runtime_proxy

@@ -152,6 +152,10 @@ HookInterceptor::HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache&
       skip_key_(std::move(skip_key)),
       skip_value_(std::move(skip_value)) {}
 
+void HookInterceptor::attach(boost::asio::io_context* io) {
+  dispatcher_.runOn(io);
+}
+
 void HookInterceptor::before(const CriMethod& method, std::string& request, std::any& state,
                              std::function<void(const grpc::Status&)> done) {
   if (method.hooked == HookedCall::kStartContainer || method.hooked == HookedCall::kStopContainer ||

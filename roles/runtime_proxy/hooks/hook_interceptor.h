@@ -22,6 +22,7 @@ class HookInterceptor final : public CallInterceptor {
   HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache& cache, std::string skip_key,
                   std::string skip_value);
 
+  void attach(boost::asio::io_context* io) override;
   void before(const CriMethod& method, std::string& request, std::any& state,
               std::function<void(const grpc::Status&)> done) override;
   void after(const CriMethod& method, const std::string& request, const std::string& response,

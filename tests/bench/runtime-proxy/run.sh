@@ -4,13 +4,14 @@
 # with a hook server registered (hooked calls pay a real hook round trip).
 #
 #   tests/bench/runtime-proxy/run.sh [--koord PATH] [--bench PATH] [--iterations 2000]
-#       [--cycles 40] [--pin | --pin-together]
+#       [--cycles 40] [--pin | --pin-together] [--hook-server koord|grpcpp]
 #
 # --pin runs the proxy on the last CPU and the bench on the first (taskset), containerd where
 # the kernel puts it: on a small VM a proxy thread that migrates between CPUs, or waits behind
 # the bench, shows up in the tail as if the relay were slow. --pin-together puts both on CPU 0,
 # so that waking one from the other needs no cross-CPU interrupt. After the pass-through run
-# the proxy's own CPU time per relayed call is printed too.
+# the proxy's own CPU time per relayed call is printed too. --hook-server grpcpp serves the
+# hooked run's hooks with grpc++'s server instead of koord's (the koordlet's).
 #
 # The containerd is tests/cluster's node (`cluster.sh up` and `node`, in a temp dir of its own);
 # its kubelet and control plane are stopped once the node is up, so that nothing but the bench
@@ -25,6 +26,7 @@ iterations=2000
 cycles=40
 pin=()
 bench_pin=()
+hook_server=koord
 while (($#)); do
   case $1 in
     --koord) koord=$2; shift 2 ;;
@@ -33,7 +35,8 @@ while (($#)); do
     --cycles) cycles=$2; shift 2 ;;
     --pin) pin=(taskset -c "$(($(nproc) - 1))"); bench_pin=(taskset -c 0); shift ;;
     --pin-together) pin=(taskset -c 0); bench_pin=(taskset -c 0); shift ;;
-    *) echo "usage: $0 [--koord PATH] [--bench PATH] [--iterations N] [--cycles N] [--pin|--pin-together]" >&2; exit 2 ;;
+    --hook-server) hook_server=$2; shift 2 ;;
+    *) echo "usage: $0 [--koord PATH] [--bench PATH] [--iterations N] [--cycles N] [--pin|--pin-together] [--hook-server koord|grpcpp]" >&2; exit 2 ;;
   esac
 done
 log() { printf 'runtime-proxy bench: %s\n' "$*" >&2; }
@@ -100,7 +103,7 @@ relayed=$((iterations * 2 + cycles * 7))
 echo "proxy CPU: $((ticks * 1000000 / $(getconf CLK_TCK))) us for about $relayed relayed calls," \
   "$((ticks * 1000000 / $(getconf CLK_TCK) / relayed)) us per call" | tee -a "$out"
 "${bench_pin[@]}" "$work/bench" --direct "$KOORD_CONTAINERD_SOCK" --proxy "$proxy_sock" --image "$KOORD_TEST_IMAGE" \
-  --iterations "$((iterations / 4))" --cycles "$cycles" --hook-dir "$work/hookserver.d" | tee -a "$out"
+  --iterations "$((iterations / 4))" --cycles "$cycles" --hook-dir "$work/hookserver.d" --hook-server "$hook_server" | tee -a "$out"
 # Bucket bounds, so "p99 <= 400 us" reads: 99 % of the calls were held at most that long. Only
 # the hooked run counts: the histogram before it is subtracted (without a hook server registered
 # the pre hooks cost nothing and would pull the quantiles down).

@@ -4,6 +4,7 @@
 //
 //   koord_bench_runtime_proxy --direct /run/containerd.sock --proxy /run/proxy.sock
 //       [--image koord.local/busybox:local] [--iterations 2000] [--cycles 40] [--hook-dir DIR]
+//       [--hook-server koord|grpcpp]
 #include <fmt/format.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "cri/runtime/v1/api.grpc.pb.h"
+#include "koord/h2/grpc_unary_server.h"
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
 
 namespace cri = ::runtime::v1;
@@ -39,6 +41,7 @@ struct Options {
   int iterations = 2000;
   int cycles = 40;
   std::string hook_dir;
+  std::string hook_server = "koord";  // or grpcpp
 };
 
 Options parse(int argc, char** argv) {
@@ -62,6 +65,8 @@ Options parse(int argc, char** argv) {
       o.cycles = std::stoi(next());
     else if (a == "--hook-dir")
       o.hook_dir = next();
+    else if (a == "--hook-server")
+      o.hook_server = next();
     else
       throw std::invalid_argument("unknown argument " + a);
   }
@@ -71,16 +76,30 @@ Options parse(int argc, char** argv) {
 }
 
 // A hook server that answers at once: what a hook costs the proxy, not what a koordlet does.
+// Served by koord's gRPC server (as the koordlet serves its hooks) or, with --hook-server grpcpp,
+// by grpc++'s, for comparison.
+hookapi::PodSandboxHookResponse instantPodAnswer() {
+  hookapi::PodSandboxHookResponse resp;
+  (*resp.mutable_annotations())["bench.koord/hooked"] = "true";
+  return resp;
+}
+
+hookapi::ContainerResourceHookResponse instantContainerAnswer() {
+  hookapi::ContainerResourceHookResponse resp;
+  resp.mutable_container_resources()->set_cpu_shares(512);
+  return resp;
+}
+
 class InstantHooks final : public hookapi::RuntimeHookService::Service {
   grpc::Status PreRunPodSandboxHook(grpc::ServerContext*, const hookapi::PodSandboxHookRequest*,
                                     hookapi::PodSandboxHookResponse* resp) override {
-    (*resp->mutable_annotations())["bench.koord/hooked"] = "true";
+    *resp = instantPodAnswer();
     return grpc::Status::OK;
   }
   grpc::Status PreCreateContainerHook(grpc::ServerContext*,
                                       const hookapi::ContainerResourceHookRequest*,
                                       hookapi::ContainerResourceHookResponse* resp) override {
-    resp->mutable_container_resources()->set_cpu_shares(512);
+    *resp = instantContainerAnswer();
     return grpc::Status::OK;
   }
 };
@@ -132,14 +151,30 @@ int main(int argc, char** argv) try {
   const Options o = parse(argc, argv);
   std::unique_ptr<grpc::Server> hooks;
   InstantHooks instant;
+  koord::h2::GrpcUnaryServer koord_hooks;
   if (!o.hook_dir.empty()) {
     const std::string socket = (std::filesystem::temp_directory_path() /
                                 fmt::format("koord-bench-hooks-{}.sock", getpid()))
                                    .string();
-    grpc::ServerBuilder b;
-    b.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-    b.RegisterService(&instant);
-    hooks = b.BuildAndStart();
+    if (o.hook_server == "grpcpp") {
+      grpc::ServerBuilder b;
+      b.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+      b.RegisterService(&instant);
+      hooks = b.BuildAndStart();
+    } else {
+      const std::string service = "/runtime.v1alpha1.RuntimeHookService/";
+      koord_hooks.addMethod(service + "PreRunPodSandboxHook",
+                            [](std::string_view, std::string& out) {
+                              out = instantPodAnswer().SerializeAsString();
+                              return koord::h2::GrpcStatus{};
+                            });
+      koord_hooks.addMethod(service + "PreCreateContainerHook",
+                            [](std::string_view, std::string& out) {
+                              out = instantContainerAnswer().SerializeAsString();
+                              return koord::h2::GrpcStatus{};
+                            });
+      koord_hooks.start(socket);
+    }
     std::filesystem::create_directories(o.hook_dir);
     std::ofstream(o.hook_dir + "/bench.json")
         << R"({"remote-endpoint": ")" << socket
@@ -256,7 +291,10 @@ int main(int argc, char** argv) try {
   }
 
   fmt::print("runtime-proxy bench: {} pass-through rounds, {} lifecycles each way, hooks {}\n",
-             o.iterations, o.cycles, o.hook_dir.empty() ? "none" : "registered (answer at once)");
+             o.iterations, o.cycles,
+             o.hook_dir.empty()
+                 ? std::string("none")
+                 : fmt::format("registered (answer at once, {} server)", o.hook_server));
   fmt::print("{:<18} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "call", "n", "direct p50",
              "proxy p50", "added p50", "direct p99", "proxy p99", "added p99");
   const char* order[] = {"Version",         "ListContainers",  "ContainerStatus", "RunPodSandbox",

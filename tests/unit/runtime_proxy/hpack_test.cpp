@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "h2/hpack.h"
-#include "h2/huffman_code.h"
+#include "koord/h2/hpack.h"
+#include "koord/h2/huffman_code.h"
 
-using namespace koord::roles::runtime_proxy::h2;
+using namespace koord::h2;
 using Catch::Contains;
 using namespace std::string_literals;
 

@@ -8,13 +8,11 @@
 
 #include "runtimehooks/hookserver/runtime_hook_plugins.h"
 
-namespace grpc {
-class Server;
-}
+namespace koord::h2 {
+class GrpcUnaryServer;
+}  // namespace koord::h2
 
 namespace koord::roles::koordlet {
-
-class RuntimeHookService;
 
 struct HookServerOptions {
   /// Where to listen (-runtime-hooks-addr) and the same socket as the proxy on the host sees it
@@ -51,8 +49,7 @@ class HookServer {
 
  private:
   HookServerOptions options_;
-  std::unique_ptr<RuntimeHookService> service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<h2::GrpcUnaryServer> server_;
 };
 
 }  // namespace koord::roles::koordlet

@@ -1,10 +1,13 @@
 #include "runtimehooks/hookserver/runtime_hook_service.h"
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "koord/apis/extended_resource_spec.h"
 #include "koord/apis/extension.h"
 #include "koord/core/log.h"
+#include "koord/h2/grpc_unary_server.h"
 #include "runtimehooks/batchresource/batch_resource.h"
 #include "runtimehooks/cpuset/cpuset_allocator.h"
 #include "runtimehooks/oomscoreadj/oom_score_adj.h"
@@ -120,49 +123,46 @@ hookapi::ContainerResourceHookResponse containerHookAnswer(
   return out;
 }
 
-grpc::Status RuntimeHookService::PreRunPodSandboxHook(grpc::ServerContext*,
-                                                      const hookapi::PodSandboxHookRequest* req,
-                                                      hookapi::PodSandboxHookResponse* resp) {
-  *resp = podSandboxHookAnswer(*req, plugins_);
-  return grpc::Status::OK;
+namespace {
+
+// A method answered by `answer` (request -> response), its request parsed and its response
+// serialized here; a hook with nothing to change answers with an empty response.
+template <typename Request, typename Response>
+h2::GrpcUnaryServer::Handler handler(std::function<Response(const Request&)> answer) {
+  return [answer = std::move(answer)](std::string_view bytes, std::string& out) -> h2::GrpcStatus {
+    Request request;
+    if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return {h2::GrpcCode::kInvalidArgument, "the request does not parse"};
+    out = answer(request).SerializeAsString();
+    return {};
+  };
 }
 
-grpc::Status RuntimeHookService::PostStopPodSandboxHook(grpc::ServerContext*,
-                                                        const hookapi::PodSandboxHookRequest*,
-                                                        hookapi::PodSandboxHookResponse*) {
-  return grpc::Status::OK;
-}
+}  // namespace
 
-grpc::Status RuntimeHookService::PreCreateContainerHook(
-    grpc::ServerContext*, const hookapi::ContainerResourceHookRequest* req,
-    hookapi::ContainerResourceHookResponse* resp) {
-  *resp = containerHookAnswer(*req, plugins_);
-  return grpc::Status::OK;
-}
-
-grpc::Status RuntimeHookService::PreStartContainerHook(grpc::ServerContext*,
-                                                       const hookapi::ContainerResourceHookRequest*,
-                                                       hookapi::ContainerResourceHookResponse*) {
-  return grpc::Status::OK;
-}
-
-grpc::Status RuntimeHookService::PostStartContainerHook(
-    grpc::ServerContext*, const hookapi::ContainerResourceHookRequest*,
-    hookapi::ContainerResourceHookResponse*) {
-  return grpc::Status::OK;
-}
-
-grpc::Status RuntimeHookService::PostStopContainerHook(grpc::ServerContext*,
-                                                       const hookapi::ContainerResourceHookRequest*,
-                                                       hookapi::ContainerResourceHookResponse*) {
-  return grpc::Status::OK;
-}
-
-grpc::Status RuntimeHookService::PreUpdateContainerResourcesHook(
-    grpc::ServerContext*, const hookapi::ContainerResourceHookRequest* req,
-    hookapi::ContainerResourceHookResponse* resp) {
-  *resp = containerHookAnswer(*req, plugins_);
-  return grpc::Status::OK;
+void addRuntimeHookService(h2::GrpcUnaryServer& server, RuntimeHookPlugins plugins) {
+  using PodRequest = hookapi::PodSandboxHookRequest;
+  using PodResponse = hookapi::PodSandboxHookResponse;
+  using ContainerRequest = hookapi::ContainerResourceHookRequest;
+  using ContainerResponse = hookapi::ContainerResourceHookResponse;
+  const std::string service = "/runtime.v1alpha1.RuntimeHookService/";
+  auto pod = [plugins](const PodRequest& r) { return podSandboxHookAnswer(r, plugins); };
+  auto container = [plugins](const ContainerRequest& r) { return containerHookAnswer(r, plugins); };
+  auto podNothing = [](const PodRequest&) { return PodResponse(); };
+  auto containerNothing = [](const ContainerRequest&) { return ContainerResponse(); };
+  server.addMethod(service + "PreRunPodSandboxHook", handler<PodRequest, PodResponse>(pod));
+  server.addMethod(service + "PostStopPodSandboxHook",
+                   handler<PodRequest, PodResponse>(podNothing));
+  server.addMethod(service + "PreCreateContainerHook",
+                   handler<ContainerRequest, ContainerResponse>(container));
+  server.addMethod(service + "PreStartContainerHook",
+                   handler<ContainerRequest, ContainerResponse>(containerNothing));
+  server.addMethod(service + "PostStartContainerHook",
+                   handler<ContainerRequest, ContainerResponse>(containerNothing));
+  server.addMethod(service + "PostStopContainerHook",
+                   handler<ContainerRequest, ContainerResponse>(containerNothing));
+  server.addMethod(service + "PreUpdateContainerResourcesHook",
+                   handler<ContainerRequest, ContainerResponse>(container));
 }
 
 }  // namespace koord::roles::koordlet

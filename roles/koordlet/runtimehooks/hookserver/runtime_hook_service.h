@@ -2,8 +2,12 @@
 // change in a pod's or container's CRI request before the runtime creates it.
 #pragma once
 
-#include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
+#include "koordinator/runtime/v1alpha1/api.pb.h"
 #include "runtimehooks/hookserver/runtime_hook_plugins.h"
+
+namespace koord::h2 {
+class GrpcUnaryServer;
+}  // namespace koord::h2
 
 namespace koord::roles::koordlet {
 
@@ -18,35 +22,7 @@ namespace hookapi = ::runtime::v1alpha1;
 ///   cannot be asked for: proto3 cannot tell it from "unset", as in Koordinator).
 /// Anything else is answered with no change. A hook never fails a pod: an annotation that does
 /// not parse is logged (with the pod's key) and that plugin skipped.
-class RuntimeHookService final : public hookapi::RuntimeHookService::Service {
- public:
-  explicit RuntimeHookService(RuntimeHookPlugins plugins = {}) : plugins_(plugins) {}
-
-  grpc::Status PreRunPodSandboxHook(grpc::ServerContext* context,
-                                    const hookapi::PodSandboxHookRequest* request,
-                                    hookapi::PodSandboxHookResponse* response) override;
-  grpc::Status PostStopPodSandboxHook(grpc::ServerContext* context,
-                                      const hookapi::PodSandboxHookRequest* request,
-                                      hookapi::PodSandboxHookResponse* response) override;
-  grpc::Status PreCreateContainerHook(grpc::ServerContext* context,
-                                      const hookapi::ContainerResourceHookRequest* request,
-                                      hookapi::ContainerResourceHookResponse* response) override;
-  grpc::Status PreStartContainerHook(grpc::ServerContext* context,
-                                     const hookapi::ContainerResourceHookRequest* request,
-                                     hookapi::ContainerResourceHookResponse* response) override;
-  grpc::Status PostStartContainerHook(grpc::ServerContext* context,
-                                      const hookapi::ContainerResourceHookRequest* request,
-                                      hookapi::ContainerResourceHookResponse* response) override;
-  grpc::Status PostStopContainerHook(grpc::ServerContext* context,
-                                     const hookapi::ContainerResourceHookRequest* request,
-                                     hookapi::ContainerResourceHookResponse* response) override;
-  grpc::Status PreUpdateContainerResourcesHook(
-      grpc::ServerContext* context, const hookapi::ContainerResourceHookRequest* request,
-      hookapi::ContainerResourceHookResponse* response) override;
-
- private:
-  RuntimeHookPlugins plugins_;
-};
+void addRuntimeHookService(h2::GrpcUnaryServer& server, RuntimeHookPlugins plugins = {});
 
 /// The answers without gRPC, for tests.
 hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHookRequest& req,

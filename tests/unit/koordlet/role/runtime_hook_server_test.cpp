@@ -1,6 +1,7 @@
 // The koordlet's hook server for koord runtime-proxy: BatchResource answers from the
 // extended-resource-spec annotation (the reconciler's policy), the koordlet.json registration,
 // and the real gRPC server on a unix socket.
+#include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "koord/app/role_app.h"
+#include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
 #include "runtimehooks/hookserver/hook_server.h"
 #include "runtimehooks/hookserver/runtime_hook_service.h"
 

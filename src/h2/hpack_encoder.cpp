@@ -1,8 +1,8 @@
 // HPACK encoding that leaves the receiver's dynamic table alone: every field a literal without
 // indexing with a literal name and raw (never Huffman) strings, RFC 7541 6.2.2.
-#include "h2/hpack.h"
+#include "koord/h2/hpack.h"
 
-namespace koord::roles::runtime_proxy::h2 {
+namespace koord::h2 {
 namespace {
 
 // RFC 7541 5.1 with a 7-bit prefix and the H bit clear.
@@ -36,4 +36,4 @@ void hpackEncode(const HeaderList& headers, std::string& out) {
   }
 }
 
-}  // namespace koord::roles::runtime_proxy::h2
+}  // namespace koord::h2

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace koord::roles::runtime_proxy::h2 {
+namespace koord::h2 {
 
 struct HuffmanCode {
   /// The code's bits, right-aligned: the first bit on the wire is bit `length - 1`.
@@ -25,4 +25,4 @@ enum class HuffmanResult { kOk, kEos, kBadPadding };
 /// Appends the octets `in` encodes to `out`. On an error `out` may hold part of the string.
 HuffmanResult huffmanDecode(std::string_view in, std::string& out);
 
-}  // namespace koord::roles::runtime_proxy::h2
+}  // namespace koord::h2

@@ -1,8 +1,8 @@
-#include "h2/frame.h"
+#include "koord/h2/frame.h"
 
 #include <algorithm>
 
-namespace koord::roles::runtime_proxy::h2 {
+namespace koord::h2 {
 
 std::uint32_t readUint32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
@@ -55,6 +55,16 @@ void appendGoaway(std::string& out, std::uint32_t last_stream, std::uint32_t err
   appendUint32(out, error);
 }
 
+void appendSettings(std::string& out,
+                    std::initializer_list<std::pair<std::uint16_t, std::uint32_t>> settings) {
+  appendFrameHeader(out, static_cast<std::uint32_t>(settings.size() * 6), kSettings, 0, 0);
+  for (const auto& [id, value] : settings) {
+    out.push_back(static_cast<char>(id >> 8));
+    out.push_back(static_cast<char>(id));
+    appendUint32(out, value);
+  }
+}
+
 void appendHeaderBlock(std::string& out, std::uint32_t stream, std::string_view block,
                        bool end_stream) {
   std::uint8_t type = kHeaders;
@@ -89,4 +99,4 @@ std::optional<std::string_view> framePayload(const FrameHeader& h, std::string_v
   return payload.substr(0, payload.size() - pad);
 }
 
-}  // namespace koord::roles::runtime_proxy::h2
+}  // namespace koord::h2

@@ -1,9 +1,9 @@
 // The Huffman code of RFC 7541 Appendix B, and the tables its decoder is built from.
-#include "h2/huffman_code.h"
+#include "koord/h2/huffman_code.h"
 
 #include <cstddef>
 
-namespace koord::roles::runtime_proxy::h2 {
+namespace koord::h2 {
 namespace {
 
 // RFC 7541 Appendix B, in symbol order.
@@ -394,4 +394,4 @@ HuffmanResult huffmanDecode(std::string_view in, std::string& out) {
   return result;
 }
 
-}  // namespace koord::roles::runtime_proxy::h2
+}  // namespace koord::h2

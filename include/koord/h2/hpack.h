@@ -1,5 +1,5 @@
-// HPACK (RFC 7541) for the runtime-proxy's HTTP/2 relay: a decoder that follows one peer's
-// dynamic table, and an encoder whose blocks never change the receiver's table.
+// HPACK (RFC 7541) for koord's HTTP/2 code: a decoder that follows one peer's dynamic table,
+// and an encoder whose blocks never change the receiver's table.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace koord::roles::runtime_proxy::h2 {
+namespace koord::h2 {
 
 struct HeaderField {
   std::string name;
@@ -67,4 +67,4 @@ class HpackDecoder {
 /// dynamic table entry), so the receiver's dynamic table never changes because of us.
 void hpackEncode(const HeaderList& headers, std::string& out);
 
-}  // namespace koord::roles::runtime_proxy::h2
+}  // namespace koord::h2

@@ -1,13 +1,15 @@
-// HTTP/2 frames (RFC 9113) as the runtime-proxy's relay reads and writes them: the 9-byte
-// frame header, the frame types and flags it acts on, and the few frames it makes itself.
+// HTTP/2 frames (RFC 9113) as koord's HTTP/2 code (the runtime-proxy's relay, the runtime hooks'
+// gRPC client and server) reads and writes them: the frame header, types, flags and settings.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
-namespace koord::roles::runtime_proxy::h2 {
+namespace koord::h2 {
 
 inline constexpr std::string_view kClientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 inline constexpr std::size_t kFrameHeaderSize = 9;
@@ -42,13 +44,18 @@ enum FrameFlag : std::uint8_t {
 
 enum SettingId : std::uint16_t {
   kHeaderTableSize = 0x1,
+  kEnablePush = 0x2,
   kInitialWindowSize = 0x4,
+  kMaxFrameSizeSetting = 0x5,
 };
 
 enum ErrorCode : std::uint32_t {
   kNoError = 0x0,
   kProtocolError = 0x1,
+  kInternalError = 0x2,
   kFlowControlError = 0x3,
+  kFrameSizeError = 0x6,
+  kRefusedStream = 0x7,
   kCancel = 0x8,
   kCompressionError = 0x9,
 };
@@ -69,6 +76,9 @@ void appendFrameHeader(std::string& out, std::uint32_t length, std::uint8_t type
 void appendWindowUpdate(std::string& out, std::uint32_t stream, std::uint32_t increment);
 void appendRstStream(std::string& out, std::uint32_t stream, std::uint32_t error);
 void appendGoaway(std::string& out, std::uint32_t last_stream, std::uint32_t error);
+/// A SETTINGS frame (not an ACK) with `settings` as (id, value) pairs.
+void appendSettings(std::string& out,
+                    std::initializer_list<std::pair<std::uint16_t, std::uint32_t>> settings);
 /// A header block as HEADERS plus as many CONTINUATION frames as kDefaultMaxFrameSize needs.
 void appendHeaderBlock(std::string& out, std::uint32_t stream, std::string_view block,
                        bool end_stream);
@@ -87,4 +97,4 @@ void forEachSetting(std::string_view payload, F&& f) {
   }
 }
 
-}  // namespace koord::roles::runtime_proxy::h2
+}  // namespace koord::h2

@@ -1,13 +1,13 @@
 // HPACK decoding (RFC 7541 sections 4 to 6) and the decoder's copy of the peer's dynamic table.
-#include "h2/hpack.h"
+#include "koord/h2/hpack.h"
 
 #include <algorithm>
 #include <array>
 #include <limits>
 
-#include "h2/huffman_code.h"
+#include "koord/h2/huffman_code.h"
 
-namespace koord::roles::runtime_proxy::h2 {
+namespace koord::h2 {
 namespace {
 
 struct StaticEntry {
@@ -325,4 +325,4 @@ void HpackDecoder::evictDownTo(std::size_t size) {
   }
 }
 
-}  // namespace koord::roles::runtime_proxy::h2
+}  // namespace koord::h2

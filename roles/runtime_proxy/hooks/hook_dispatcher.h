@@ -37,7 +37,7 @@ class HookDispatcher {
 
   /// The io_context whose thread makes every call() and runs every `done` (the relay's). Null:
   /// the connections to hook servers are closed (calls in flight fail UNAVAILABLE) and later
-  /// calls fail at once. Called on that thread once it runs.
+  /// calls fail at once. Called before that thread starts, or on it.
   void runOn(boost::asio::io_context* io);
 
   /// The server a hook of `type` goes to: the first registration, in file-name order, that

@@ -46,10 +46,13 @@ class ServerConnection final : public detail::H2Connection {
         dispatch(id);
       return;
     }
-    if (id % 2 == 0 || id <= last_stream_) {
-      close(fmt::format("the client opened stream {} after {}", id, last_stream_), kProtocolError);
+    if (id % 2 == 0) {
+      close(fmt::format("the client opened stream {}, an even id", id), kProtocolError);
       return;
     }
+    if (id <= last_stream_)
+      return;  // trailers of a call already answered (refused early): nothing to do
+
     last_stream_ = id;
     setLastPeerStream(id);
     const auto method = headerValue(headers, ":method");

@@ -1,6 +1,7 @@
 // koord's gRPC unary client and server (the runtime hooks' transport) against each other and
-// against grpc++ on real unix sockets: answers, error statuses, deadlines, a server that is not
-// there or restarts, messages larger than a flow-control window, and a peer that is not HTTP/2.
+// against grpc++ (and a grpc-go client, containerd's ctr) on real unix sockets: answers, error
+// statuses, deadlines, a server that is not there or restarts, messages larger than a
+// flow-control window, and a peer that is not HTTP/2.
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
@@ -16,7 +17,10 @@
 #include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <future>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -329,4 +333,44 @@ TEST_CASE("grpc unary: koord's server closes a connection that is not HTTP/2, an
 
   KoordClient client(socket);
   CHECK(client.call(pod("still")).status.ok());
+}
+
+// A grpc-go client, as Koordinator's runtime-proxy is: containerd's `ctr` (installed with the
+// test node's containerd) asks koord's server for containerd's Version service.
+TEST_CASE("grpc unary: koord's server answers a grpc-go client (ctr)", "[runtime-proxy][h2]") {
+  if (std::system("command -v ctr >/dev/null 2>&1") != 0) {
+    WARN("no ctr on this machine; the grpc-go interop check did not run");
+    return;
+  }
+  TempDir dir;
+  const std::string socket = dir.path() + "/containerd.sock";
+  GrpcUnaryServer server;
+  std::atomic<int> calls{0};
+  // containerd.services.version.v1.VersionResponse{version = 1, revision = 2}.
+  server.addMethod("/containerd.services.version.v1.Version/Version",
+                   [&](std::string_view, std::string& out) {
+                     ++calls;
+                     out = std::string(
+                         "\x0a\x0bkoord-h2-ok\x12\x03"
+                         "abc",
+                         18);
+                     return GrpcStatus{};
+                   });
+  server.start(socket);
+  std::string output;
+  {
+    std::unique_ptr<FILE, int (*)(FILE*)> ctr(
+        ::popen(("ctr --timeout 5s --address " + socket + " version 2>&1").c_str(), "r"), ::pclose);
+    REQUIRE(ctr);
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, ctr.get()))
+      output += buf;
+  }
+  INFO(output);
+  CHECK(calls == 1);
+  CHECK(output.find("Version:  koord-h2-ok") != std::string::npos);
+  CHECK(output.find("Revision: abc") != std::string::npos);
+  // ctr then asks for a method the server does not have: grpc-go reads our UNIMPLEMENTED.
+  CHECK(output.find("unknown method /containerd.services.introspection.v1.Introspection/Server") !=
+        std::string::npos);
 }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <charconv>
@@ -36,7 +35,7 @@ GrpcCode fromHttpStatus(std::string_view status) {
 class GrpcUnaryClient::Connection final : public detail::H2Connection {
  public:
   Connection(asio::io_context& io, std::string path)
-      : H2Connection(detail::UnixSocket(io), /*client=*/true), io_(io), path_(std::move(path)) {}
+      : H2Connection(detail::UnixSocket(io), /*client=*/true), path_(std::move(path)) {}
 
   void connect() {
     socket().async_connect(
@@ -64,7 +63,7 @@ class GrpcUnaryClient::Connection final : public detail::H2Connection {
       draining_ = true;
     Stream& s = streams_[id];
     s.done = std::move(done);
-    s.timer = std::make_unique<asio::steady_timer>(io_, timeout);
+    s.timer = std::make_unique<asio::steady_timer>(socket().get_executor(), timeout);
     s.timer->async_wait([weak = std::weak_ptr<H2Connection>(shared_from_this()), id,
                          timeout](const boost::system::error_code& ec) {
       auto self = std::static_pointer_cast<Connection>(weak.lock());
@@ -217,7 +216,6 @@ class GrpcUnaryClient::Connection final : public detail::H2Connection {
       close("drained");
   }
 
-  asio::io_context& io_;
   std::string path_;
   std::uint32_t next_stream_ = 1;
   bool draining_ = false;

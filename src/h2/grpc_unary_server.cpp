@@ -35,7 +35,6 @@ class ServerConnection final : public detail::H2Connection {
  private:
   struct Call {
     const GrpcUnaryServer::Handler* handler = nullptr;
-    std::string path;
     std::string body;
   };
 
@@ -66,9 +65,7 @@ class ServerConnection final : public detail::H2Connection {
     } else if (auto m = methods_.find(*path); m == methods_.end()) {
       refuse(id, {GrpcCode::kUnimplemented, fmt::format("unknown method {}", *path)});
     } else {
-      Call& call = calls_[id];
-      call.handler = &m->second;
-      call.path = *path;
+      calls_[id].handler = &m->second;
     }
     if (end_stream)
       dispatch(id);

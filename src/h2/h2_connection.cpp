@@ -26,12 +26,12 @@ void H2Connection::start() {
   if (closed_)
     return;
   std::string hello;
-  if (client_)
+  if (client_) {
     hello.append(kClientPreface);
-  if (client_)
     appendSettings(hello, {{kEnablePush, 0}, {kInitialWindowSize, kLocalWindow}});
-  else
+  } else {
     appendSettings(hello, {{kInitialWindowSize, kLocalWindow}});
+  }
   appendWindowUpdate(hello, 0, kLocalWindow - kDefaultWindow);
   pending_.insert(0, hello);
   started_ = true;

@@ -89,10 +89,6 @@ metrics::HistogramFamily& hookSeconds() {
   return family;
 }
 
-constexpr int kGrpcUnimplemented = 12;
-constexpr int kGrpcUnavailable = 14;
-constexpr int kGrpcResourceExhausted = 8;
-
 // Bytes read from one socket and not yet made into frames.
 class ReadBuffer {
  public:
@@ -236,7 +232,8 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       std::string rst;
       h2::appendRstStream(rst, call.stream, h2::kCancel);
       toRuntime(rst, 0);
-      answerKubelet(call.stream, static_cast<int>(status.error_code()), status.error_message());
+      answerKubelet(call.stream, static_cast<h2::GrpcCode>(status.error_code()),
+                    status.error_message());
       flushBoth();
       return;
     }
@@ -384,7 +381,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       for (const auto& [id, stream] : streams_)
         ids.push_back(id);
       for (const auto id : ids)
-        answerKubelet(id, kGrpcUnavailable, why);
+        answerKubelet(id, h2::GrpcCode::kUnavailable, why);
       creditKubelet(pre_connect_kubelet_data_);
       pre_connect_kubelet_data_ = 0;
       pre_connect_.clear();
@@ -536,9 +533,9 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
 
   // The proxy answers the call itself (a trailers-only response) and forgets it; kubelet's
   // later frames for it are dropped.
-  void answerKubelet(std::uint32_t id, int code, std::string_view message) {
+  void answerKubelet(std::uint32_t id, h2::GrpcCode code, std::string_view message) {
     std::string block;
-    h2::hpackEncode(h2::trailersOnly(static_cast<h2::GrpcCode>(code), message), block);
+    h2::hpackEncode(h2::trailersOnly(code, message), block);
     h2::appendHeaderBlock(kubelet_.out, id, block, true);
     bool kubelet_done = true;
     if (auto it = streams_.find(id); it != streams_.end()) {
@@ -745,7 +742,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       connectRuntime(socket);
     } else if (socket != runtime_path_) {
       // A connection's frames go to one socket; kubelet dials the image service separately.
-      answerKubelet(id, kGrpcUnimplemented,
+      answerKubelet(id, h2::GrpcCode::kUnimplemented,
                     "koord runtime-proxy: this connection carries calls for " + runtime_path_ +
                         "; calls for " + socket + " need a connection of their own");
       return true;
@@ -783,7 +780,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
         std::string rst;
         h2::appendRstStream(rst, h.stream, h2::kCancel);
         toRuntime(rst, 0);
-        answerKubelet(h.stream, kGrpcResourceExhausted,
+        answerKubelet(h.stream, h2::GrpcCode::kResourceExhausted,
                       "koord runtime-proxy: a request larger than 16 MiB");
         return true;
       }

@@ -21,12 +21,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench_stats.h"
 #include "koord/h2/grpc_unary_client.h"
 #include "koord/h2/grpc_unary_server.h"
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
 
 namespace hookapi = ::runtime::v1alpha1;
 using Clock = std::chrono::steady_clock;
+using koord::bench::percentile;
 
 namespace {
 
@@ -64,18 +66,6 @@ class GrpcppHooks final : public hookapi::RuntimeHookService::Service {
     return grpc::Status::OK;
   }
 };
-
-struct Quantiles {
-  double p50, p90, p99, max;
-};
-
-Quantiles quantiles(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double p) {
-    return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
-  };
-  return {at(0.5), at(0.9), at(0.99), v.back()};
-}
 
 double micros(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
@@ -193,9 +183,9 @@ int main(int argc, char** argv) try {
           std::this_thread::sleep_for(std::chrono::milliseconds(gap));
         us.push_back(pair.call());
       }
-      const auto q = quantiles(us);
-      fmt::print("{:<50} {:>6} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f}\n", pair.name, gap, q.p50, q.p90,
-                 q.p99, q.max);
+      fmt::print("{:<50} {:>6} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f}\n", pair.name, gap,
+                 percentile(us, 0.5), percentile(us, 0.9), percentile(us, 0.99),
+                 *std::max_element(us.begin(), us.end()));
     }
   }
   grpcpp_server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));

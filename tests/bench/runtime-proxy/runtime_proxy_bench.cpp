@@ -21,13 +21,13 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_stats.h"
 #include "cri/runtime/v1/api.grpc.pb.h"
 #include "koord/h2/grpc_unary_server.h"
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
@@ -35,6 +35,7 @@
 namespace cri = ::runtime::v1;
 namespace hookapi = ::runtime::v1alpha1;
 using Clock = std::chrono::steady_clock;
+using koord::bench::percentile;
 
 namespace {
 
@@ -116,71 +117,6 @@ struct Samples {
   std::vector<int> proxy_second;
 };
 
-// Steal ticks of all CPUs together (time the hypervisor ran something else on this VM's vCPUs),
-// from /proc/stat's "cpu" line. On a shared VM a p99 of a few hundred microseconds is decided by
-// them, not by the proxy: the bench reports the calls of seconds without any beside the rest.
-long long stealTicks() {
-  std::ifstream stat("/proc/stat");
-  std::string name;
-  long long v[8] = {};
-  stat >> name;
-  for (auto& x : v)
-    stat >> x;
-  return v[7];  // user nice system idle iowait irq softirq steal
-}
-
-// Samples one steal reading per second while it lives; `quiet(second)` says whether none
-// accrued during that second of the run.
-class StealSampler {
- public:
-  explicit StealSampler(Clock::time_point start) : start_(start) {
-    readings_.push_back(stealTicks());
-    thread_ = std::jthread([this](std::stop_token stop) {
-      for (int second = 1; !stop.stop_requested(); ++second) {
-        std::this_thread::sleep_until(start_ + std::chrono::seconds(second));
-        const long long ticks = stealTicks();
-        std::lock_guard lock(mu_);
-        readings_.push_back(ticks);
-      }
-    });
-  }
-  ~StealSampler() { stop(); }
-  void stop() {
-    if (thread_.joinable()) {
-      thread_.request_stop();
-      thread_.join();
-    }
-  }
-  int second(Clock::time_point t) const {
-    return static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(t - start_).count());
-  }
-  bool quiet(int second) const {
-    return second >= 0 && static_cast<std::size_t>(second) + 1 < readings_.size() &&
-           readings_[second + 1] == readings_[second];
-  }
-  int quietSeconds() const {
-    int n = 0;
-    for (std::size_t s = 0; s + 1 < readings_.size(); ++s)
-      n += readings_[s + 1] == readings_[s];
-    return n;
-  }
-  int seconds() const { return static_cast<int>(readings_.size()) - 1; }
-
- private:
-  Clock::time_point start_;
-  std::mutex mu_;
-  std::vector<long long> readings_;
-  std::jthread thread_;
-};
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
 double micros(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
@@ -250,7 +186,7 @@ int main(int argc, char** argv) try {
   auto proxy = stubFor(o.proxy);
   cri::RuntimeService::Stub* stubs[2] = {direct.get(), proxy.get()};
   std::map<std::string, Samples> samples;
-  std::optional<StealSampler> steal;
+  std::optional<koord::bench::StealSampler> steal;
   auto record = [&](const std::string& name, int which, double us) {
     auto& s = samples[name];
     (which == 0 ? s.direct : s.proxy).push_back(us);

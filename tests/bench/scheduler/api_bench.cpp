@@ -38,6 +38,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_stats.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/informer.h"
 #include "koord/kube/kubeconfig.h"
@@ -47,6 +48,7 @@ namespace json = boost::json;
 using namespace koord::kube;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using koord::bench::percentile;
 
 namespace {
 
@@ -432,14 +434,6 @@ bool cleanUp(RestClient& c, const std::string& ns, int window) {
   }
   say("bench pods or nodes still listed after 5 rounds of deletes");
   return false;
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 Options parseArgs(int argc, char** argv) {

@@ -33,6 +33,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_stats.h"
 #include "koord/apis/colocation_profile.h"
 #include "koord/core/metrics.h"
 #include "koord/http/cert.h"
@@ -79,26 +80,6 @@ double threadCpuSeconds(pid_t tid) {
     return 0;
   return static_cast<double>(std::stoll(fields[11]) + std::stoll(fields[12])) /
          static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// Steal ticks (time the hypervisor ran something else on this vCPU) per CPU, from /proc/stat.
-// On a shared VM they, not the server, decide the tail; the bench reports them beside it.
-std::vector<long long> stealTicksPerCpu() {
-  std::ifstream stat("/proc/stat");
-  std::vector<long long> out;
-  std::string line;
-  while (std::getline(stat, line)) {
-    if (line.rfind("cpu", 0) != 0 || line.size() < 4 || line[3] == ' ')
-      continue;
-    std::istringstream fields(line);
-    std::string name;
-    long long v[8] = {};
-    fields >> name;
-    for (auto& x : v)
-      fields >> x;
-    out.push_back(v[7]);  // user nice system idle iowait irq softirq steal
-  }
-  return out;
 }
 
 std::vector<std::shared_ptr<const koord::apis::ClusterColocationProfile>> profiles() {
@@ -327,18 +308,7 @@ int main(int argc, char** argv) {
     });
   };
   // One sample of steal per second of the run (window w covers requests due in [w, w+1) s).
-  std::vector<std::vector<long long>> steal_samples;
-  std::atomic<bool> sampling{true};
-  std::thread sampler([&] {
-    pin(1);
-    auto next = Clock::now();
-    while (sampling) {
-      steal_samples.push_back(stealTicksPerCpu());
-      next += std::chrono::seconds(1);
-      std::this_thread::sleep_until(next);
-    }
-    steal_samples.push_back(stealTicksPerCpu());
-  });
+  koord::bench::StealSampler steal(Clock::now(), [] { pin(1); });
   double cpu_before = threadCpuSeconds(server_tid);
   double client_cpu_before = threadCpuSeconds(client_tid);
   auto start = Clock::now();
@@ -360,23 +330,11 @@ int main(int argc, char** argv) {
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
   double cpu = threadCpuSeconds(server_tid) - cpu_before;
   double client_cpu = threadCpuSeconds(client_tid) - client_cpu_before;
-  sampling = false;
-  sampler.join();
-  // Seconds in which neither CPU lost a single tick to the hypervisor: the latency there is the
-  // server's and the client's own.
-  std::vector<bool> quiet_second;
-  long long steal_total = 0;
-  for (std::size_t w = 0; w + 1 < steal_samples.size(); ++w) {
-    long long ticks = 0;
-    for (std::size_t c = 0; c < steal_samples[w].size() && c < steal_samples[w + 1].size(); ++c)
-      ticks += steal_samples[w + 1][c] - steal_samples[w][c];
-    steal_total += ticks;
-    quiet_second.push_back(ticks == 0);
-  }
+  steal.stop();
   std::vector<double> quiet_ms;
   for (int i = 0; i < total; ++i) {
     auto w = static_cast<std::size_t>(i / rate);
-    if (w < quiet_second.size() && quiet_second[w])
+    if (steal.quiet(static_cast<int>(w)))
       quiet_ms.push_back(latencies_ms[static_cast<std::size_t>(i)]);
   }
 
@@ -403,11 +361,11 @@ int main(int argc, char** argv) {
 
   const long ticks_per_s = sysconf(_SC_CLK_TCK);
   std::printf("hypervisor steal during the run: %.1f%% of both CPUs; %zu of %zu seconds had none\n",
-              100.0 * static_cast<double>(steal_total) /
+              100.0 * static_cast<double>(steal.totalTicks()) /
                   (static_cast<double>(ticks_per_s) * wall *
-                   static_cast<double>(std::max<std::size_t>(1, steal_samples.front().size()))),
-              static_cast<std::size_t>(std::count(quiet_second.begin(), quiet_second.end(), true)),
-              quiet_second.size());
+                   static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))),
+              static_cast<std::size_t>(steal.quietSeconds()),
+              static_cast<std::size_t>(steal.seconds()));
   if (!quiet_ms.empty()) {
     std::sort(quiet_ms.begin(), quiet_ms.end());
     auto q = [&](double p) {

@@ -4,7 +4,7 @@
 # with a hook server registered (hooked calls pay a real hook round trip).
 #
 #   tests/bench/runtime-proxy/run.sh [--koord PATH] [--bench PATH] [--iterations 2000]
-#       [--cycles 40] [--pin | --pin-together] [--hook-server koord|grpcpp]
+#       [--cycles 40] [--pin | --pin-together] [--hook-server koord|grpcpp] [--relay PATH]
 #
 # --pin runs the proxy on the last CPU and the bench on the first (taskset), containerd where
 # the kernel puts it: on a small VM a proxy thread that migrates between CPUs, or waits behind
@@ -12,6 +12,12 @@
 # so that waking one from the other needs no cross-CPU interrupt. After the pass-through run
 # the proxy's own CPU time per relayed call is printed too. --hook-server grpcpp serves the
 # hooked run's hooks with grpc++'s server instead of koord's (the koordlet's).
+#
+# Between the two, the pass-through calls are timed once more through koord_bench_byte_relay, a
+# relay that copies bytes and parses nothing: the floor any proxy pays on this machine (two socket
+# wake-ups per call), printed so that the proxy's "added" figures can be read against it. Each
+# pass-through table also has an A/A line (a second direct channel): the spread of the p99
+# difference itself at that many calls.
 #
 # The containerd is tests/cluster's node (`cluster.sh up` and `node`, in a temp dir of its own);
 # its kubelet and control plane are stopped once the node is up, so that nothing but the bench
@@ -22,6 +28,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 koord=
 bench=
+relay=
 iterations=2000
 cycles=40
 pin=()
@@ -31,12 +38,13 @@ while (($#)); do
   case $1 in
     --koord) koord=$2; shift 2 ;;
     --bench) bench=$2; shift 2 ;;
+    --relay) relay=$2; shift 2 ;;
     --iterations) iterations=$2; shift 2 ;;
     --cycles) cycles=$2; shift 2 ;;
     --pin) pin=(taskset -c "$(($(nproc) - 1))"); bench_pin=(taskset -c 0); shift ;;
     --pin-together) pin=(taskset -c 0); bench_pin=(taskset -c 0); shift ;;
     --hook-server) hook_server=$2; shift 2 ;;
-    *) echo "usage: $0 [--koord PATH] [--bench PATH] [--iterations N] [--cycles N] [--pin|--pin-together] [--hook-server koord|grpcpp]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--koord PATH] [--bench PATH] [--relay PATH] [--iterations N] [--cycles N] [--pin|--pin-together] [--hook-server koord|grpcpp]" >&2; exit 2 ;;
   esac
 done
 log() { printf 'runtime-proxy bench: %s\n' "$*" >&2; }
@@ -46,16 +54,22 @@ for d in build-sched-bench build build-mgr; do
   [[ -z $bench && -x $root/$d/tests/bench/koord_bench_runtime_proxy ]] &&
     bench=$root/$d/tests/bench/koord_bench_runtime_proxy
 done
+# The byte relay from the bench's build tree unless given.
+[[ -z $relay ]] && relay=$(dirname "$bench")/koord_bench_byte_relay
 [[ -x $koord ]] || die "no koord binary (build one, or pass --koord)"
 [[ -x $bench ]] || die "no koord_bench_runtime_proxy (ninja koord_bench_runtime_proxy, or --bench)"
+[[ -x $relay ]] || die "no koord_bench_byte_relay (ninja koord_bench_byte_relay, or --relay)"
 
 work=$(mktemp -d /tmp/koord-bench-proxy.XXXXXX)
 export KOORD_CLUSTER_DIR=$work/cluster
 cp "$koord" "$work/koord"
 cp "$bench" "$work/bench"
+cp "$relay" "$work/relay"
 proxy_pid=
+relay_pid=
 cleanup() {
   [[ -n $proxy_pid ]] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null || true
+  [[ -n $relay_pid ]] && kill "$relay_pid" 2>/dev/null && wait "$relay_pid" 2>/dev/null || true
   "$root/tests/cluster/cluster.sh" down >/dev/null 2>&1 || true
   [[ ${KOORD_BENCH_KEEP:-} == 1 ]] || rm -rf "$work"
 }
@@ -102,6 +116,20 @@ curl -fsS "http://127.0.0.1:$metrics_port/metrics" >"$work/metrics.before"
 relayed=$((iterations * 2 + cycles * 7))
 echo "proxy CPU: $((ticks * 1000000 / $(getconf CLK_TCK))) us for about $relayed relayed calls," \
   "$((ticks * 1000000 / $(getconf CLK_TCK) / relayed)) us per call" | tee -a "$out"
+# The floor: the same pass-through calls through a relay that parses nothing.
+relay_sock=$work/relay.sock
+"${pin[@]}" "$work/relay" --listen "$relay_sock" --runtime "$KOORD_CONTAINERD_SOCK" >"$work/relay.log" 2>&1 &
+relay_pid=$!
+for _ in $(seq 1 50); do [[ -S $relay_sock ]] && break; sleep 0.1; done
+[[ -S $relay_sock ]] || die "the byte relay did not start: $(cat "$work/relay.log")"
+relay_ticks0=$(awk '{print $14 + $15}' "/proc/$relay_pid/stat")
+"${bench_pin[@]}" "$work/bench" --direct "$KOORD_CONTAINERD_SOCK" --proxy "$relay_sock" --image "$KOORD_TEST_IMAGE" \
+  --iterations "$iterations" --cycles 0 --proxy-name "byte relay (floor, parses nothing)" | tee -a "$out"
+relay_ticks=$(($(awk '{print $14 + $15}' "/proc/$relay_pid/stat") - relay_ticks0))
+echo "byte relay CPU: $((relay_ticks * 1000000 / $(getconf CLK_TCK) / (iterations * 2))) us per call" | tee -a "$out"
+kill "$relay_pid" 2>/dev/null || true
+wait "$relay_pid" 2>/dev/null || true
+relay_pid=
 "${bench_pin[@]}" "$work/bench" --direct "$KOORD_CONTAINERD_SOCK" --proxy "$proxy_sock" --image "$KOORD_TEST_IMAGE" \
   --iterations "$((iterations / 4))" --cycles "$cycles" --hook-dir "$work/hookserver.d" --hook-server "$hook_server" | tee -a "$out"
 # Bucket bounds, so "p99 <= 400 us" reads: 99 % of the calls were held at most that long. Only

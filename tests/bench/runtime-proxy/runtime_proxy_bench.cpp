@@ -3,10 +3,14 @@
 // RuntimeHookService (answering at once) and registers it, so hooked calls pay a real hook call.
 // The pass-through figures are printed twice: all calls, and the calls of the seconds in which
 // the hypervisor took no time from this VM (/proc/stat's steal), where the tail is the proxy's.
+// Each pass-through round also makes the calls on a second direct channel: the difference between
+// two direct channels (A/A) is what the p99 column reads when nothing at all is added, the
+// resolution of an "added p99" figure on this machine.
 //
 //   koord_bench_runtime_proxy --direct /run/containerd.sock --proxy /run/proxy.sock
 //       [--image koord.local/busybox:local] [--iterations 2000] [--cycles 40] [--hook-dir DIR]
-//       [--hook-server koord|grpcpp]
+//       [--hook-server koord|grpcpp] [--proxy-name "koord runtime-proxy"]
+// --proxy-name says in the first line what --proxy is (run.sh also times a byte relay there).
 #include <fmt/format.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -47,6 +51,7 @@ struct Options {
   int cycles = 40;
   std::string hook_dir;
   std::string hook_server = "koord";  // or grpcpp
+  std::string proxy_name = "koord runtime-proxy";
 };
 
 Options parse(int argc, char** argv) {
@@ -72,6 +77,8 @@ Options parse(int argc, char** argv) {
       o.hook_dir = next();
     else if (a == "--hook-server")
       o.hook_server = next();
+    else if (a == "--proxy-name")
+      o.proxy_name = next();
     else
       throw std::invalid_argument("unknown argument " + a);
   }
@@ -109,12 +116,13 @@ class InstantHooks final : public hookapi::RuntimeHookService::Service {
   }
 };
 
+// Where a call went: containerd, the proxy, or containerd again over a second channel (A/A).
+enum Path { kDirect = 0, kProxy = 1, kControl = 2 };
+
 struct Samples {
-  std::vector<double> direct;
-  std::vector<double> proxy;
+  std::vector<double> us[3];
   // The second of the run each sample ended in (pass-through calls), for the steal filter.
-  std::vector<int> direct_second;
-  std::vector<int> proxy_second;
+  std::vector<int> second[3];
 };
 
 double micros(Clock::duration d) {
@@ -130,6 +138,8 @@ void check(const grpc::Status& s, const std::string& what) {
 std::unique_ptr<cri::RuntimeService::Stub> stubFor(const std::string& socket) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 << 20);
+  // A connection of its own: grpc would otherwise share one between the two direct channels.
+  args.SetInt("grpc.use_local_subchannel_pool", 1);
   return cri::RuntimeService::NewStub(
       grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args));
 }
@@ -184,17 +194,18 @@ int main(int argc, char** argv) try {
 
   auto direct = stubFor(o.direct);
   auto proxy = stubFor(o.proxy);
-  cri::RuntimeService::Stub* stubs[2] = {direct.get(), proxy.get()};
+  auto control = stubFor(o.direct);
+  cri::RuntimeService::Stub* stubs[3] = {direct.get(), proxy.get(), control.get()};
   std::map<std::string, Samples> samples;
   std::optional<koord::bench::StealSampler> steal;
   auto record = [&](const std::string& name, int which, double us) {
     auto& s = samples[name];
-    (which == 0 ? s.direct : s.proxy).push_back(us);
+    s.us[which].push_back(us);
     if (steal)
-      (which == 0 ? s.direct_second : s.proxy_second).push_back(steal->second(Clock::now()));
+      s.second[which].push_back(steal->second(Clock::now()));
   };
 
-  // Warm both channels up before timing anything.
+  // Warm every channel up before timing anything.
   for (auto* s : stubs) {
     cri::VersionResponse v;
     timed([&](auto* c, const auto& r, auto* p) { return s->Version(c, r, p); },
@@ -209,10 +220,10 @@ int main(int argc, char** argv) try {
       some_container = l.containers(0).id();
   }
 
-  // Pass-through calls, alternating direct and proxied.
+  // Pass-through calls: direct, proxied and direct again, in turn, each first as often.
   steal.emplace(Clock::now());
   for (int i = 0; i < o.iterations; ++i) {
-    for (int which : {i % 2, 1 - i % 2}) {
+    for (int which : {i % 3, (i + 1) % 3, (i + 2) % 3}) {
       auto* s = stubs[which];
       cri::VersionResponse v;
       record("Version", which,
@@ -297,49 +308,58 @@ int main(int argc, char** argv) try {
     }
   }
 
-  fmt::print("runtime-proxy bench: {} pass-through rounds, {} lifecycles each way, hooks {}\n",
-             o.iterations, o.cycles,
+  fmt::print("runtime-proxy bench, {}: {} pass-through rounds, {} lifecycles each way, hooks {}\n",
+             o.proxy_name, o.iterations, o.cycles,
              o.hook_dir.empty()
                  ? std::string("none")
                  : fmt::format("registered (answer at once, {} server)", o.hook_server));
-  fmt::print("{:<18} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "call", "n", "direct p50",
-             "proxy p50", "added p50", "direct p99", "proxy p99", "added p99");
+  auto header = [](const char* a, const char* b, const char* diff) {
+    fmt::print("{:<18} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "call", "n",
+               fmt::format("{} p50", a), fmt::format("{} p50", b), fmt::format("{} p50", diff),
+               fmt::format("{} p99", a), fmt::format("{} p99", b), fmt::format("{} p99", diff));
+  };
+  auto row = [](const char* name, const std::vector<double>& a, const std::vector<double>& b) {
+    const double a50 = percentile(a, 0.5), b50 = percentile(b, 0.5);
+    const double a99 = percentile(a, 0.99), b99 = percentile(b, 0.99);
+    fmt::print("{:<18} {:>6} {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us\n",
+               name, a.size(), a50, b50, b50 - a50, a99, b99, b99 - a99);
+  };
   const char* order[] = {"Version",         "ListContainers",  "ContainerStatus", "RunPodSandbox",
                          "CreateContainer", "StartContainer",  "StopContainer",   "RemoveContainer",
                          "StopPodSandbox",  "RemovePodSandbox"};
-  for (const char* name : order) {
-    auto it = samples.find(name);
-    if (it == samples.end())
-      continue;
-    const auto& s = it->second;
-    const double d50 = percentile(s.direct, 0.5), p50 = percentile(s.proxy, 0.5);
-    const double d99 = percentile(s.direct, 0.99), p99 = percentile(s.proxy, 0.99);
-    fmt::print("{:<18} {:>6} {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us\n",
-               name, s.direct.size(), d50, p50, p50 - d50, d99, p99, p99 - d99);
-  }
+  const char* pass_through[] = {"Version", "ListContainers", "ContainerStatus"};
+  header("direct", "proxy", "added");
+  for (const char* name : order)
+    if (auto it = samples.find(name); it != samples.end())
+      row(name, it->second.us[kDirect], it->second.us[kProxy]);
   // The pass-through calls again, only those that ended in seconds without steal.
+  auto quiet = [&](const Samples& s, Path path) {
+    std::vector<double> out;
+    for (std::size_t i = 0; i < s.us[path].size() && i < s.second[path].size(); ++i)
+      if (steal->quiet(s.second[path][i]))
+        out.push_back(s.us[path][i]);
+    return out;
+  };
+  auto quietRows = [&](Path a, Path b) {
+    for (const char* name : pass_through)
+      if (auto it = samples.find(name); it != samples.end()) {
+        const auto x = quiet(it->second, a), y = quiet(it->second, b);
+        if (!x.empty() && !y.empty())
+          row(name, x, y);
+      }
+  };
   fmt::print("pass-through calls in the {} of {} seconds without hypervisor steal:\n",
              steal->quietSeconds(), steal->seconds());
-  for (const char* name : {"Version", "ListContainers", "ContainerStatus"}) {
-    auto it = samples.find(name);
-    if (it == samples.end())
-      continue;
-    auto quiet = [&](const std::vector<double>& us, const std::vector<int>& seconds) {
-      std::vector<double> out;
-      for (std::size_t i = 0; i < us.size() && i < seconds.size(); ++i)
-        if (steal->quiet(seconds[i]))
-          out.push_back(us[i]);
-      return out;
-    };
-    const auto direct = quiet(it->second.direct, it->second.direct_second);
-    const auto proxied = quiet(it->second.proxy, it->second.proxy_second);
-    if (direct.empty() || proxied.empty())
-      continue;
-    const double d50 = percentile(direct, 0.5), p50 = percentile(proxied, 0.5);
-    const double d99 = percentile(direct, 0.99), p99 = percentile(proxied, 0.99);
-    fmt::print("{:<18} {:>6} {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us {:>9.0f}us\n",
-               name, direct.size(), d50, p50, p50 - d50, d99, p99, p99 - d99);
-  }
+  quietRows(kDirect, kProxy);
+  // A/A: the same calls on a second direct channel. Nothing is added, so the p99 column is the
+  // measurement's own spread at this many calls.
+  fmt::print("A/A, a second direct channel in place of the proxy (nothing added):\n");
+  header("direct", "direct2", "diff");
+  for (const char* name : pass_through)
+    if (auto it = samples.find(name); it != samples.end())
+      row(name, it->second.us[kDirect], it->second.us[kControl]);
+  fmt::print("A/A in the seconds without hypervisor steal:\n");
+  quietRows(kDirect, kControl);
   if (!o.hook_dir.empty())
     std::filesystem::remove(o.hook_dir + "/bench.json");
   return 0;

@@ -172,23 +172,56 @@ void HpackDecoder::setTableSizeLimit(std::size_t limit) {
   }
 }
 
-bool HpackDecoder::decode(std::string_view block, HeaderList& out, std::string& error) {
+// Where decoded fields go: after the first `used` of `list`, over the fields already there
+// (cleared, their storage kept) and then appended.
+struct HpackDecoder::Output {
+  HeaderList& list;
+  std::size_t used;
+
+  HeaderField& next() {
+    if (used < list.size()) {
+      HeaderField& field = list[used++];
+      field.name.clear();
+      field.value.clear();
+      return field;
+    }
+    ++used;
+    return list.emplace_back();
+  }
+};
+
+bool HpackDecoder::decodeInto(std::string_view block, Output& out, std::string& error) {
   if (failed_) {
     error = "the HPACK decoder already failed on an earlier block";
     return false;
   }
-  const std::size_t start = out.size();
   const auto* data = reinterpret_cast<const unsigned char*>(block.data());
   Cursor in{data, data + block.size()};
   if (decodeBlock(in, out, error)) {
     return true;
   }
-  out.erase(out.begin() + static_cast<std::ptrdiff_t>(start), out.end());
   failed_ = true;
   return false;
 }
 
-bool HpackDecoder::decodeBlock(Cursor& in, HeaderList& out, std::string& error) {
+bool HpackDecoder::decode(std::string_view block, HeaderList& out, std::string& error) {
+  const std::size_t start = out.size();
+  Output fields{out, start};
+  if (decodeInto(block, fields, error)) {
+    return true;
+  }
+  out.resize(start);
+  return false;
+}
+
+bool HpackDecoder::decodeReplacing(std::string_view block, HeaderList& out, std::string& error) {
+  Output fields{out, 0};
+  const bool ok = decodeInto(block, fields, error);
+  out.resize(ok ? fields.used : 0);
+  return ok;
+}
+
+bool HpackDecoder::decodeBlock(Cursor& in, Output& out, std::string& error) {
   // RFC 7541 4.2: size updates only before the first field.
   std::uint64_t smallest_update = std::numeric_limits<std::uint64_t>::max();
   while (in.p != in.end && (*in.p & 0xe0) == 0x20) {
@@ -226,24 +259,26 @@ bool HpackDecoder::decodeBlock(Cursor& in, HeaderList& out, std::string& error) 
   return true;
 }
 
-bool HpackDecoder::decodeIndexed(Cursor& in, HeaderList& out, std::string& error) const {
+bool HpackDecoder::decodeIndexed(Cursor& in, Output& out, std::string& error) const {
   std::uint32_t index = 0;
   std::string_view name;
   std::string_view value;
   if (!in.readInteger(7, index, error) || !lookup(index, name, value, error)) {
     return false;
   }
-  out.push_back(HeaderField{std::string(name), std::string(value)});
+  HeaderField& field = out.next();
+  field.name.assign(name);
+  field.value.assign(value);
   return true;
 }
 
-bool HpackDecoder::decodeLiteral(Cursor& in, int prefix_bits, bool index, HeaderList& out,
+bool HpackDecoder::decodeLiteral(Cursor& in, int prefix_bits, bool index, Output& out,
                                  std::string& error) {
   std::uint32_t name_index = 0;
   if (!in.readInteger(prefix_bits, name_index, error)) {
     return false;
   }
-  HeaderField& field = out.emplace_back();
+  HeaderField& field = out.next();
   if (name_index == 0) {
     if (!in.readString(field.name, error)) {
       return false;

@@ -34,12 +34,20 @@ class HpackDecoder {
   /// COMPRESSION_ERROR).
   bool decode(std::string_view block, HeaderList& out, std::string& error);
 
+  /// As decode(), but `out` is replaced, and the fields it already has are written over in
+  /// place: a list kept for every block of a connection stops allocating once its strings have
+  /// held the longest names and values (the relay decodes two blocks per call). On failure
+  /// `out` is empty.
+  bool decodeReplacing(std::string_view block, HeaderList& out, std::string& error);
+
  private:
   struct Cursor;
+  struct Output;
 
-  bool decodeBlock(Cursor& in, HeaderList& out, std::string& error);
-  bool decodeIndexed(Cursor& in, HeaderList& out, std::string& error) const;
-  bool decodeLiteral(Cursor& in, int prefix_bits, bool index, HeaderList& out, std::string& error);
+  bool decodeInto(std::string_view block, Output& out, std::string& error);
+  bool decodeBlock(Cursor& in, Output& out, std::string& error);
+  bool decodeIndexed(Cursor& in, Output& out, std::string& error) const;
+  bool decodeLiteral(Cursor& in, int prefix_bits, bool index, Output& out, std::string& error);
   bool setMaxSize(std::uint32_t size, std::string& error);
   /// `index` as a block spells it: 1..61 static, then the dynamic table, newest first. The
   /// views die with the next insert.

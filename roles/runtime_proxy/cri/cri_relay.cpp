@@ -662,7 +662,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   bool decodeHeaders(h2::HpackDecoder& decoder, const std::string& block, h2::HeaderList& out,
                      std::string_view from) {
     std::string error;
-    if (!decoder.decode(block, out, error))
+    if (!decoder.decodeReplacing(block, out, error))
       return fail(std::string(from) + "'s header block: " + error);
     std::size_t size = 0;
     for (const auto& field : out)
@@ -704,7 +704,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       return false;
     if (!complete)
       return true;
-    h2::HeaderList headers;
+    h2::HeaderList& headers = up_fields_;
     if (!decodeHeaders(up_decoder_, up_headers_.block, headers, "kubelet"))
       return false;
     const std::uint32_t id = up_headers_.stream;
@@ -725,11 +725,11 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   }
 
   void forwardHeaders(std::uint32_t id, const h2::HeaderList& headers, bool end_stream) {
-    std::string block;
-    h2::hpackEncode(headers, block);
-    std::string frames;
-    h2::appendHeaderBlock(frames, id, block, end_stream);
-    toRuntime(frames, 0);
+    block_scratch_.clear();
+    h2::hpackEncode(headers, block_scratch_);
+    frames_scratch_.clear();
+    h2::appendHeaderBlock(frames_scratch_, id, block_scratch_, end_stream);
+    toRuntime(frames_scratch_, 0);
   }
 
   bool kubeletCall(std::uint32_t id, const h2::HeaderList& headers, bool end_stream) {
@@ -969,14 +969,15 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
     if (!complete)
       return true;
     // Decoded even for a call the proxy answered: the runtime's encoder counts on it.
-    h2::HeaderList headers;
+    h2::HeaderList& headers = down_fields_;
     if (!decodeHeaders(down_decoder_, down_headers_.block, headers, "the runtime"))
       return false;
     const std::uint32_t id = down_headers_.stream;
     const bool end = down_headers_.end_stream;
     if (answered(id))
       return true;
-    std::string block;
+    std::string& block = block_scratch_;
+    block.clear();
     h2::hpackEncode(headers, block);
     auto it = streams_.find(id);
     HeldCall* call = it != streams_.end() ? it->second.hooked.get() : nullptr;
@@ -1031,6 +1032,13 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   std::uint32_t down_table_limit_ = 4096;
   PendingHeaders up_headers_;
   PendingHeaders down_headers_;
+  // The last decoded header list of each direction, and the block and frames re-encoded from
+  // one: kept across calls so that their storage is reused and a relayed call's headers cost
+  // no allocation once the connection has seen its longest ones.
+  h2::HeaderList up_fields_;
+  h2::HeaderList down_fields_;
+  std::string block_scratch_;
+  std::string frames_scratch_;
 
   std::unordered_map<std::uint32_t, StreamState> streams_;
   std::uint32_t last_kubelet_stream_ = 0;

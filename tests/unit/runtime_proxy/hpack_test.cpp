@@ -512,6 +512,37 @@ TEST_CASE("hpack: a typical gRPC request, first with literals then indexed",
   CHECK(dynamicTable(decoder).size() == 6);
 }
 
+TEST_CASE("hpack: decodeReplacing writes over the list it is given, and follows the table",
+          "[runtime-proxy][hpack]") {
+  HpackDecoder decoder;
+  HeaderList fields = {{"stale", "a value from an earlier block that must not survive"},
+                       {"x", "y"},
+                       {"z", "w"},
+                       {"u", "v"},
+                       {"more", "than the next block has"}};
+  std::string error;
+  // RFC 7541 C.3's first request: four fields, one of them inserted into the table.
+  REQUIRE(decoder.decodeReplacing(hex("8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d"), fields,
+                                  error));
+  CHECK(pairs(fields) == kRequest1);
+  // The second reads :authority back from the table; the list grows to five fields.
+  REQUIRE(decoder.decodeReplacing(hex("8286 84be 5808 6e6f 2d63 6163 6865"), fields, error));
+  CHECK(pairs(fields) == kRequest2);
+  // A shorter block leaves no field of the longer one behind.
+  REQUIRE(decoder.decodeReplacing(hex("82"), fields, error));
+  CHECK(pairs(fields) == Fields{{":method", "GET"}});
+  CHECK(dynamicTable(decoder) ==
+        Fields{{"cache-control", "no-cache"}, {":authority", "www.example.com"}});
+  // A malformed block empties the list, and the decoder refuses what comes after.
+  CHECK_FALSE(decoder.decodeReplacing("\xff", fields, error));
+  CHECK_THAT(error, Contains("integer truncated"));
+  CHECK(fields.empty());
+  fields = {{"kept", "no"}};
+  CHECK_FALSE(decoder.decodeReplacing(hex("82"), fields, error));
+  CHECK_THAT(error, Contains("failed on an earlier block"));
+  CHECK(fields.empty());
+}
+
 TEST_CASE("hpack: hpackEncode round trips through the decoder and leaves its table alone",
           "[runtime-proxy][hpack]") {
   std::string every_octet;

@@ -162,10 +162,10 @@ int main(int argc, char** argv) try {
   std::unique_ptr<grpc::Server> hooks;
   InstantHooks instant;
   koord::h2::GrpcUnaryServer koord_hooks;
+  const std::string socket =
+      (std::filesystem::temp_directory_path() / fmt::format("koord-bench-hooks-{}.sock", getpid()))
+          .string();
   if (!o.hook_dir.empty()) {
-    const std::string socket = (std::filesystem::temp_directory_path() /
-                                fmt::format("koord-bench-hooks-{}.sock", getpid()))
-                                   .string();
     if (o.hook_server == "grpcpp") {
       grpc::ServerBuilder b;
       b.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
@@ -360,8 +360,10 @@ int main(int argc, char** argv) try {
       row(name, it->second.us[kDirect], it->second.us[kControl]);
   fmt::print("A/A in the seconds without hypervisor steal:\n");
   quietRows(kDirect, kControl);
-  if (!o.hook_dir.empty())
+  if (!o.hook_dir.empty()) {
     std::filesystem::remove(o.hook_dir + "/bench.json");
+    std::filesystem::remove(socket);  // the hook server's; false if it is gone already
+  }
   return 0;
 } catch (const std::exception& e) {
   fmt::print(stderr, "koord_bench_runtime_proxy: {}\n", e.what());

@@ -102,14 +102,14 @@ for _ in $(seq 1 50); do [[ -S $proxy_sock ]] && break; sleep 0.1; done
 [[ -S $proxy_sock ]] || die "the proxy did not start: $(cat "$work/proxy.log")"
 
 log "load average $(cut -d' ' -f1 /proc/loadavg), $(nproc) CPUs, $iterations rounds, $cycles lifecycles${pin:+, pinned}"
-# The proxy's own CPU time (user + system, clock ticks) across a run: what each relayed call
+# A process's CPU time (user + system, clock ticks), read around a run: what each relayed call
 # costs it, apart from the wake-ups the latency figures include.
-proxy_ticks() { awk '{print $14 + $15}' "/proc/$proxy_pid/stat"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 out=$work/out.txt
-ticks0=$(proxy_ticks)
+ticks0=$(cpu_ticks "$proxy_pid")
 "${bench_pin[@]}" "$work/bench" --direct "$KOORD_CONTAINERD_SOCK" --proxy "$proxy_sock" --image "$KOORD_TEST_IMAGE" \
   --iterations "$iterations" --cycles "$cycles" | tee "$out"
-ticks=$(($(proxy_ticks) - ticks0))
+ticks=$(($(cpu_ticks "$proxy_pid") - ticks0))
 curl -fsS "http://127.0.0.1:$metrics_port/metrics" >"$work/metrics.before"
 # Each round relays Version and ListContainers once (ContainerStatus too when a container exists;
 # not counted), plus 7 calls per lifecycle.
@@ -122,10 +122,10 @@ relay_sock=$work/relay.sock
 relay_pid=$!
 for _ in $(seq 1 50); do [[ -S $relay_sock ]] && break; sleep 0.1; done
 [[ -S $relay_sock ]] || die "the byte relay did not start: $(cat "$work/relay.log")"
-relay_ticks0=$(awk '{print $14 + $15}' "/proc/$relay_pid/stat")
+relay_ticks0=$(cpu_ticks "$relay_pid")
 "${bench_pin[@]}" "$work/bench" --direct "$KOORD_CONTAINERD_SOCK" --proxy "$relay_sock" --image "$KOORD_TEST_IMAGE" \
   --iterations "$iterations" --cycles 0 --proxy-name "byte relay (floor, parses nothing)" | tee -a "$out"
-relay_ticks=$(($(awk '{print $14 + $15}' "/proc/$relay_pid/stat") - relay_ticks0))
+relay_ticks=$(($(cpu_ticks "$relay_pid") - relay_ticks0))
 echo "byte relay CPU: $((relay_ticks * 1000000 / $(getconf CLK_TCK) / (iterations * 2))) us per call" | tee -a "$out"
 kill "$relay_pid" 2>/dev/null || true
 wait "$relay_pid" 2>/dev/null || true

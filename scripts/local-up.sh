@@ -136,7 +136,7 @@ start_cluster() {
   # kubelet talks CRI to koord runtime-proxy, which relays to containerd and calls the
   # koordlet's hooks (registered in hookserver.d) before containers start.
   KOORD_CRI_ENDPOINT=unix://$DIR/runtime-proxy/runtimeproxy.sock \
-    KOORD_BEFORE_KUBELET="exec $KOORD runtime-proxy -v=2 --koord-runtimeproxy-endpoint=$DIR/runtime-proxy/runtimeproxy.sock --remote-runtime-service-endpoint=\$KOORD_CONTAINERD_SOCK --hook-server-config-dir=$DIR/hookserver.d" \
+    KOORD_BEFORE_KUBELET="exec $KOORD runtime-proxy -v=2 --koord-runtimeproxy-endpoint=$DIR/runtime-proxy/runtimeproxy.sock --remote-runtime-service-endpoint=\$KOORD_CONTAINERD_SOCK --hook-server-config-dir=$DIR/hookserver.d --skip-hookserver-namespaces=kube-system,koordinator-system" \
     "$CLUSTER" node
   load_env
 }

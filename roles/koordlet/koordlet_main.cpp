@@ -169,19 +169,26 @@ int roleMain(int argc, char** argv) {
     }
 
     qosmanager::PodEvictor evictor(client, recorder, role.metrics(), o.node_name);
+    // Eviction rounds wait for the API server to say which Eviction version it takes: a round
+    // that ran on a guess would cool down after evictions the server refused.
+    evictor.discoverEvictionVersion(io);
     qosmanager::QoSEvictors evictors(cache, evictor, o.collect_res_used_interval,
                                      seconds(o.memory_evict_cool_time_seconds),
                                      seconds(o.cpu_evict_cool_time_seconds));
     std::unique_ptr<PeriodicTask> memory_evict_task, cpu_evict_task;
     if (gates.enabled("BEMemoryEvict")) {
       memory_evict_task = std::make_unique<PeriodicTask>(
-          io, "memory evict", seconds(o.memory_evict_interval_seconds),
-          [&] { evictors.memoryEvictOnce(states.snapshot(), std::chrono::system_clock::now()); });
+          io, "memory evict", seconds(o.memory_evict_interval_seconds), [&] {
+            if (evictor.evictionVersion())
+              evictors.memoryEvictOnce(states.snapshot(), std::chrono::system_clock::now());
+          });
     }
     if (gates.enabled("BECPUEvict")) {
       cpu_evict_task = std::make_unique<PeriodicTask>(
-          io, "cpu evict", seconds(o.cpu_evict_interval_seconds),
-          [&] { evictors.cpuEvictOnce(states.snapshot(), std::chrono::system_clock::now()); });
+          io, "cpu evict", seconds(o.cpu_evict_interval_seconds), [&] {
+            if (evictor.evictionVersion())
+              evictors.cpuEvictOnce(states.snapshot(), std::chrono::system_clock::now());
+          });
     }
 
     // Runtime hooks in reconcile mode: BatchResource every reconcile interval and on pod changes.
@@ -219,6 +226,7 @@ int roleMain(int argc, char** argv) {
         .batch_resource = gates.enabled("BatchResource"),
         .cpuset = gates.enabled("CPUSetAllocator"),
         .oom_score_adj = gates.enabled("OOMScoreAdj"),
+        .cgroups = &cgroups,
     };
     if (hook_plugins.batch_resource || hook_plugins.cpuset || hook_plugins.oom_score_adj) {
       hook_server = std::make_unique<HookServer>(HookServerOptions{
@@ -307,6 +315,7 @@ int roleMain(int argc, char** argv) {
       if (cpu_idle_task)
         cpu_idle_task->stop();
       states.stop();
+      evictor.stop();
       client.httpClient().closeIdleConnections();
     });
     return role.run();

@@ -49,6 +49,7 @@ std::map<std::string, AdmissionHandler> admissionHandlers(ManagerInformers& info
   if (gates.enabled("PodValidatingWebhook")) {
     wh::PodValidatingOptions vo;
     vo.skip_validating_priority = gates.enabled("ColocationProfileSkipValidatingPriority");
+    vo.scheduler_usernames = schedulerUsernames(options);
     out["/validate-pod"] = bind(wh::podValidatingHandler(vo));
   }
   if (gates.enabled("ConfigMapValidatingWebhook")) {

@@ -10,6 +10,7 @@
 #include "koord/app/leader_election_flags.h"
 #include "koord/app/role_app.h"
 #include "koord/core/log.h"
+#include "koord/http/file_util.h"
 #include "koord/kube/event_recorder.h"
 #include "koord/kube/kubeconfig.h"
 #include "koord/kube/leader_election.h"
@@ -47,6 +48,14 @@ int roleMain(int argc, char** argv) {
     app::applyCommonOptions(o.common, &gates);
     validate(o);
     readEnvironment(o, [](const char* n) -> const char* { return std::getenv(n); });
+    // Checked here, not at the webhook server's first start: that one would only log and retry,
+    // leaving the replica unready for a fault that needs the operator.
+    if (!o.webhook_client_ca_file.empty()) {
+      if (auto pem = http::readFile(o.webhook_client_ca_file); !pem) {
+        throw app::ConfigError(fmt::format("--webhook-client-ca-file {}: {}",
+                                           o.webhook_client_ca_file, pem.error().message()));
+      }
+    }
 
     app::RoleApp role("manager", Reactor::Options{.threads = 2});
     role.serveOps(o.metrics_addr, app::OpsEndpoints::kMetrics);
@@ -72,6 +81,11 @@ int roleMain(int argc, char** argv) {
     auto handlers = admissionHandlers(informers, gates, o);
     std::unique_ptr<WebhookRuntime> webhooks;
     std::atomic<bool> webhooks_serving{handlers.empty()};
+    if (handlers.empty() && !o.webhook_client_ca_file.empty()) {
+      KOORD_LOG_WARNING(
+          "manager: --webhook-client-ca-file has no effect: every webhook gate is off, so no "
+          "webhook server runs");
+    }
     if (!handlers.empty()) {
       WebhookRuntimeOptions wo;
       wo.certs.namespace_ = o.pod_namespace;
@@ -87,6 +101,8 @@ int roleMain(int argc, char** argv) {
       wo.configurations.failure_policy_pods = o.webhook_failure_policy_pods;
       wo.configurations.port = o.webhook_port;
       wo.server.address = app::joinHostPort("", o.webhook_port);
+      wo.server.client_ca_file = o.webhook_client_ca_file;
+      wo.server.client_common_names = o.webhook_client_cn;
       webhooks = std::make_unique<WebhookRuntime>(client, io, std::move(wo), std::move(handlers),
                                                   role.metrics());
     }

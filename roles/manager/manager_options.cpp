@@ -70,6 +70,23 @@ void registerFlags(FlagSet& flags, ManagerOptions& o, const FeatureGate& gates) 
   flags.addInt("colocation-profile-update-pod-qps-burst",
                &o.colocation_profile_update_pod_qps_burst, 100,
                "Burst of pod updates by the colocation profile controller.");
+  flags.addStringList("scheduler-usernames", &o.scheduler_usernames, {},
+                      "Users allowed to set or change the scheduler-owned pod annotations "
+                      "(resource-status, device-allocated, reservation-allocated); /validate-pod "
+                      "denies them to everyone else. Default: "
+                      "system:serviceaccount:<POD_NAMESPACE>:koord-scheduler.");
+  flags.addString("webhook-client-ca-file", &o.webhook_client_ca_file, "",
+                  "PEM file of the CA that signed the apiserver's webhook client certificate. "
+                  "When set, the admission webhook server refuses TLS connections without a "
+                  "certificate from it (configure the apiserver to send one: docs/manager.md). "
+                  "Re-read when the file changes. Empty: any caller is served.");
+  flags.bindEnv("webhook-client-ca-file", {"WEBHOOK_CLIENT_CA_FILE"});
+  flags.addStringList("webhook-client-cn", &o.webhook_client_cn, {},
+                      "With --webhook-client-ca-file: the common names the client certificate "
+                      "may carry, e.g. the one in the apiserver's webhook kubeconfig. Needed when "
+                      "that CA also signs other clients' certificates. Empty: any certificate "
+                      "from the CA.");
+  flags.bindEnv("webhook-client-cn", {"WEBHOOK_CLIENT_CN"});
   flags.addHelpSection(
       "Environment",
       {"WEBHOOK_PORT (9876)  port of the admission webhook server (TLS)",
@@ -108,6 +125,12 @@ void readEnvironment(ManagerOptions& o, const char* (*getenv)(const char*)) {
   str("SERVICE_NAME", o.service_name);
   str("MUTATING_WEBHOOK_NAME", o.mutating_webhook_name);
   str("VALIDATING_WEBHOOK_NAME", o.validating_webhook_name);
+}
+
+std::vector<std::string> schedulerUsernames(const ManagerOptions& o) {
+  if (!o.scheduler_usernames.empty())
+    return o.scheduler_usernames;
+  return {fmt::format("system:serviceaccount:{}:koord-scheduler", o.pod_namespace)};
 }
 
 std::vector<std::string> enabledControllers(const std::vector<std::string>& spec) {
@@ -152,6 +175,11 @@ void validate(const ManagerOptions& o) {
   }
   if (o.rest_config_qps <= 0 || o.rest_config_burst <= 0) {
     throw FlagError("--rest-config-qps and --rest-config-burst must be positive");
+  }
+  if (!o.webhook_client_cn.empty() && o.webhook_client_ca_file.empty()) {
+    throw FlagError(
+        "--webhook-client-cn needs --webhook-client-ca-file: without a client CA no client "
+        "certificate is asked for, so there is no name to check");
   }
   if (o.leader_elect_resource_lock != "leases") {
     throw FlagError(fmt::format("--leader-elect-resource-lock={:?}: only \"leases\" is supported",

@@ -31,6 +31,13 @@ struct ManagerOptions {
   std::chrono::milliseconds colocation_profile_reconcile_interval{30000};
   double colocation_profile_update_pod_qps = 10;
   int colocation_profile_update_pod_qps_burst = 100;
+  /// koord's own: who may write the scheduler-owned pod annotations. Empty: koord-scheduler's
+  /// service account in POD_NAMESPACE (schedulerUsernames()).
+  std::vector<std::string> scheduler_usernames;
+  /// koord's own: the CA the apiserver's webhook client certificate must chain to (empty: no
+  /// client certificate asked for), and the CNs it may carry (empty: any).
+  std::string webhook_client_ca_file;
+  std::vector<std::string> webhook_client_cn;
 
   // Environment (pkg/webhook/util/util.go).
   int webhook_port = 9876;
@@ -56,6 +63,9 @@ void readEnvironment(ManagerOptions& o, const char* (*getenv)(const char*));
 
 /// Checks values flags alone cannot (controller names, durations); throws FlagError.
 void validate(const ManagerOptions& o);
+
+/// --scheduler-usernames, or system:serviceaccount:<POD_NAMESPACE>:koord-scheduler when unset.
+std::vector<std::string> schedulerUsernames(const ManagerOptions& o);
 
 /// Resolves --controllers ("*", "name", "-name") to the enabled controller set.
 std::vector<std::string> enabledControllers(const std::vector<std::string>& spec);

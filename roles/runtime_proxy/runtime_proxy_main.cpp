@@ -48,7 +48,9 @@ int roleMain(int argc, char** argv) {
     RuntimeObjectRebuilder rebuild(
         unixTarget(o.remote_runtime_service_endpoint, "remote-runtime-service-endpoint"), seen);
     rebuild.waitDone(std::chrono::seconds(2));
-    HookInterceptor hooks(dispatcher, seen, o.runtime_hook_server_key, o.runtime_hook_server_val);
+    SkipLabelPolicy skip(o.runtime_hook_server_key, o.runtime_hook_server_val,
+                         o.skip_hookserver_namespaces);
+    HookInterceptor hooks(dispatcher, seen, skip);
     CriProxyServer proxy(
         CriProxyConfig{
             .listen_endpoint = o.koord_runtimeproxy_endpoint,

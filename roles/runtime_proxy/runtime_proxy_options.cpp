@@ -20,6 +20,10 @@ void registerFlags(FlagSet& f, RuntimeProxyOptions& o) {
               "pod label key that makes the proxy skip hook servers.");
   f.addString("runtime-hook-server-val", &o.runtime_hook_server_val, "true",
               "pod label value that makes the proxy skip hook servers.");
+  f.addStringList("skip-hookserver-namespaces", &o.skip_hookserver_namespaces, {"kube-system"},
+                  "koord addition: namespaces whose pods may skip hook servers with the "
+                  "--runtime-hook-server-key label; elsewhere the label is ignored (logged once "
+                  "per pod) and the hooks run. Comma-separated; empty: no pod may skip.");
   f.addString("metrics-addr", &o.metrics_addr, "",
               "koord addition: serve /healthz, /readyz and /metrics here (empty: off).");
   f.addString("hook-server-config-dir", &o.hook_server_config_dir, "/etc/runtime/hookserver.d",

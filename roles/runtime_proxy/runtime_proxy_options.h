@@ -1,9 +1,10 @@
 // koord-runtime-proxy's command line (cmd/koord-runtime-proxy): where it listens for kubelet,
-// which runtime it forwards to, and the pod label that skips hook servers.
+// which runtime it forwards to, and the pod label that skips hook servers (and where it counts).
 #pragma once
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "koord/app/role_app.h"
 
@@ -17,6 +18,9 @@ struct RuntimeProxyOptions {
   std::string backend_runtime_mode = "Containerd";
   std::string runtime_hook_server_key = "runtimeproxy.koordinator.sh/skip-hookserver";
   std::string runtime_hook_server_val = "true";
+  // koord addition: the label bypasses the hooks (and koord's cgroup policy), so only pods in
+  // these namespaces may use it.
+  std::vector<std::string> skip_hookserver_namespaces = {"kube-system"};
   std::string metrics_addr;  // koord addition, off by default
   // koord additions: where hook servers register (Koordinator's fixed path) and how long a
   // hook call may take before its failure policy applies.

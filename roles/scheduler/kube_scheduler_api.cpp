@@ -80,8 +80,7 @@ std::shared_ptr<const apis::NodeMetric> KubeSchedulerApi::nodeMetric(std::string
 std::vector<DisruptionBudget> KubeSchedulerApi::disruptionBudgets(
     std::string_view namespace_) const {
   std::vector<DisruptionBudget> out;
-  for (const auto& b :
-       informers_.pdbs.store().byIndex(kube::indexes::kNamespace, std::string(namespace_)))
+  for (const auto& b : informers_.disruptionBudgets(namespace_))
     out.push_back(*b);
   return out;
 }

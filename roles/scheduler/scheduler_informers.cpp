@@ -2,6 +2,10 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <thread>
+
+#include "koord/core/log.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "scheduler.h"
@@ -43,7 +47,8 @@ kube::Expected<DisruptionBudget> decodeDisruptionBudget(const json::value& v) {
     out.namespace_ = std::move(*ns);
     out.name = std::move(*name);
   }
-  // A nil selector matches no pod (policy/v1beta1); an empty one matches every pod.
+  // A nil selector matches no pod. An empty one matches none for preemption either (it skips
+  // empty selectors, as kube-scheduler does), though policy/v1 reads it as every pod.
   out.selector = kube::Selector::nothing();
   auto spec = objectField(root, "spec", "");
   if (!spec)
@@ -85,10 +90,48 @@ SchedulerInformers::SchedulerInformers(kube::RestClient& client, boost::asio::io
       nodes(client, io, collection("", "v1", "nodes"), decodeNode),
       node_metrics(client, io, collection("slo.koordinator.sh", "v1alpha1", "nodemetrics"),
                    apis::decodeNodeMetric),
-      pdbs(client, io, collection("policy", "v1beta1", "poddisruptionbudgets"),
-           decodeDisruptionBudget) {
-  pdbs.addIndex(kube::indexes::kNamespace,
-                [](const DisruptionBudget& b) { return std::vector<std::string>{b.namespace_}; });
+      client_(client),
+      io_(io),
+      pdb_discovery_(client, io, "PodDisruptionBudget API",
+                     [](kube::RestClient& c, kube::VersionCallback done) {
+                       kube::servedVersionOf(c, "policy", "poddisruptionbudgets", {"v1", "v1beta1"},
+                                             std::move(done));
+                     }) {}
+
+// On the io_context, once.
+void SchedulerInformers::onPdbVersion(std::optional<std::string> version) {
+  std::lock_guard lock(pdb_mu_);
+  if (stopped_)
+    return;
+  if (!version) {
+    KOORD_LOG_WARNING(
+        "scheduler: PDB-aware preemption is off: the API server serves no PodDisruptionBudget "
+        "API (neither policy/v1 nor policy/v1beta1)");
+    pdb_api_ = PdbApi::kNotServed;
+    return;
+  }
+  KOORD_LOG_INFO("scheduler: watching PodDisruptionBudgets in {}", *version);
+  const auto slash = version->find('/');
+  pdbs_ = std::make_unique<kube::Informer<DisruptionBudget>>(
+      client_, io_,
+      kube::ResourceRef{"policy", version->substr(slash + 1), "poddisruptionbudgets", "", "", ""},
+      decodeDisruptionBudget);
+  pdbs_->addIndex(kube::indexes::kNamespace,
+                  [](const DisruptionBudget& b) { return std::vector<std::string>{b.namespace_}; });
+  pdbs_->start();
+  pdb_api_ = PdbApi::kServed;
+}
+
+std::vector<std::shared_ptr<const DisruptionBudget>> SchedulerInformers::disruptionBudgets(
+    std::string_view namespace_) const {
+  std::lock_guard lock(pdb_mu_);
+  if (!pdbs_)
+    return {};
+  return pdbs_->store().byIndex(kube::indexes::kNamespace, std::string(namespace_));
+}
+
+SchedulerInformers::~SchedulerInformers() {
+  pdb_discovery_.stop();
 }
 
 void SchedulerInformers::connect(Scheduler& s) {
@@ -162,15 +205,43 @@ void SchedulerInformers::connect(Scheduler& s) {
 void SchedulerInformers::start() {
   nodes.start();
   node_metrics.start();
-  pdbs.start();
+  pdb_discovery_.start([this](std::optional<std::string> v) { onPdbVersion(std::move(v)); });
   pods.start();
 }
 
 void SchedulerInformers::stop() {
   pods.stop();
-  pdbs.stop();
+  // Before taking pdb_mu_: an answer under way holds the discovery's lock and wants pdb_mu_.
+  pdb_discovery_.stop();
+  {
+    std::lock_guard lock(pdb_mu_);
+    stopped_ = true;
+    if (pdbs_)
+      pdbs_->stop();
+  }
   node_metrics.stop();
   nodes.stop();
+}
+
+bool SchedulerInformers::waitForPdbs(std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Discovery answers once; polling for it keeps a second condition variable out of the way.
+  while (pdb_api_ == PdbApi::kUnknown) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (pdb_api_ == PdbApi::kNotServed)
+    return true;
+  const kube::Informer<DisruptionBudget>* informer = nullptr;
+  {
+    std::lock_guard lock(pdb_mu_);
+    informer = pdbs_.get();
+  }
+  // Set once and kept until destruction, so it outlives the wait.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return informer->waitForSync(std::max(left, std::chrono::milliseconds(0)));
 }
 
 bool SchedulerInformers::waitForSync(std::chrono::milliseconds timeout) const {
@@ -179,8 +250,8 @@ bool SchedulerInformers::waitForSync(std::chrono::milliseconds timeout) const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
                                                                  std::chrono::steady_clock::now());
   };
-  return nodes.waitForSync(left()) && node_metrics.waitForSync(left()) &&
-         pdbs.waitForSync(left()) && pods.waitForSync(left());
+  return nodes.waitForSync(left()) && node_metrics.waitForSync(left()) && waitForPdbs(left()) &&
+         pods.waitForSync(left());
 }
 
 }  // namespace koord::roles::scheduler

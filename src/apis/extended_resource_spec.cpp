@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "koord/apis/input_limits.h"
 #include "koord/kube/decode.h"
 
 namespace koord::apis {
@@ -21,6 +22,8 @@ kube::Expected<kube::ResourceList> listAt(const boost::json::object& o, std::str
 }  // namespace
 
 kube::Expected<ExtendedResourceSpec> parseExtendedResourceSpec(std::string_view text) {
+  if (auto size = checkValueSize("value", text, kMaxAnnotationValueBytes); !size)
+    return size.error();
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(text, ec);
   if (ec)

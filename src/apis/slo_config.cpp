@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "koord/apis/extension.h"
+#include "koord/apis/input_limits.h"
 #include "koord/core/duration.h"
 #include "koord/core/log.h"
 #include "koord/kube/decode.h"
@@ -124,10 +125,13 @@ kube::Expected<NodeEntries> parseNodeEntries(const json::object& top, std::strin
   return out;
 }
 
-// The top-level object of a key's text; nullopt for "" and null (the defaults).
-kube::Expected<std::optional<json::object>> topObject(std::string_view text) {
+// The top-level object of a key's text; nullopt for "" and null (the defaults). Text longer
+// than `limit` is refused before it is parsed.
+kube::Expected<std::optional<json::object>> topObject(std::string_view text, std::size_t limit) {
   if (text.empty())
     return std::optional<json::object>();
+  if (auto size = checkValueSize("value", text, limit); !size)
+    return size.error();
   auto v = parseText(text);
   if (!v)
     return v.error();
@@ -255,6 +259,11 @@ std::optional<std::int64_t> ratioLabelPercent(const kube::Labels& labels, std::s
   if (it == labels.end())
     return std::nullopt;
   std::string_view text = it->second;
+  if (text.size() > kMaxLabelValueBytes) {
+    KOORD_VLOG(5, "ignoring node label {}: {} bytes, longer than a label value may be", key,
+               text.size());
+    return std::nullopt;
+  }
   if (!text.empty() && text.front() == '+')
     text.remove_prefix(1);
   double v = 0;
@@ -354,7 +363,7 @@ std::optional<CalculatePolicy> calculatePolicyByName(std::string_view name) {
 
 kube::Expected<ColocationConfig> parseColocationConfig(std::string_view text) try {
   ColocationConfig out;
-  auto top = topObject(text);
+  auto top = topObject(text, kMaxConfigMapValueBytes);
   if (!top)
     return top.error();
   if (!*top)
@@ -389,7 +398,7 @@ ColocationStrategy colocationStrategyForNode(const ColocationConfig& config,
     // Koordinator ignores an annotation it cannot unmarshal; one out of range is ignored too,
     // since nothing (no webhook) checked it.
     auto on_node = [&]() -> kube::Expected<json::object> {
-      auto top = topObject(it->second);
+      auto top = topObject(it->second, kMaxAnnotationValueBytes);
       if (!top)
         return top.error();
       if (!*top)
@@ -421,7 +430,7 @@ kube::Expected<NodeStrategyConfig> parseNodeStrategyConfig(std::string_view key,
   if (schema == nullptr)
     return kube::makeKubeError(fmt::format("{} is not a clusterStrategy/nodeStrategies key", key));
   NodeStrategyConfig out;
-  auto top = topObject(text);
+  auto top = topObject(text, kMaxConfigMapValueBytes);
   if (!top)
     return top.error();
   if (!*top)

@@ -30,14 +30,28 @@ bool unixSocketServed(const std::string& path) {
   return connected;
 }
 
+namespace {
+
+// mkdir -p with 0755 rather than 0777 less the umask: a directory others may write to would
+// let them rename the socket away and put one of their own in its place.
+void createDirectories(const std::filesystem::path& dir) {
+  std::filesystem::path at;
+  for (const auto& part : dir) {
+    at /= part;
+    if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST)
+      throw ConfigError(
+          fmt::format("creating the directory {}: {}", at.string(), std::strerror(errno)));
+  }
+}
+
+}  // namespace
+
 void prepareUnixSocketPath(const std::string& path, bool create_directory) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dir = fs::path(path).parent_path();
   if (create_directory) {
-    fs::create_directories(dir, ec);
-    if (ec)
-      throw ConfigError(fmt::format("creating the directory of {}: {}", path, ec.message()));
+    createDirectories(dir);
   } else if (!fs::is_directory(dir, ec)) {
     throw ConfigError(fmt::format("{}: the directory {} does not exist", path, dir.string()));
   }
@@ -51,9 +65,9 @@ void prepareUnixSocketPath(const std::string& path, bool create_directory) {
     throw ConfigError(fmt::format("{} exists and is not a socket", path));
   if (unixSocketServed(path))
     throw ConfigError(fmt::format("{}: another process is serving this socket", path));
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    throw ConfigError(fmt::format("removing stale socket {}: {}", path, std::strerror(errno)));
-  KOORD_LOG_INFO("replaced the stale socket {}", path);
+  // Not unlinked here: the server's new socket is renamed over it (h2::listenUnixSocket), so
+  // the path never stands empty for another process to bind.
+  KOORD_LOG_INFO("replacing the stale socket {}", path);
 }
 
 }  // namespace koord::app

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <optional>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,15 @@ std::optional<int> parseCpuId(std::string_view s) {
   return value;
 }
 
+/// Error messages quote at most this much of the list: it may come from a pod's annotation.
+constexpr std::size_t kQuotedBytes = 64;
+
+std::string quoted(std::string_view s) {
+  if (s.size() <= kQuotedBytes)
+    return fmt::format("{:?}", s);
+  return fmt::format("{:?}... ({} bytes)", s.substr(0, kQuotedBytes), s.size());
+}
+
 }  // namespace
 
 kube::Expected<std::vector<int>> parseCpuList(std::string_view text) {
@@ -33,6 +43,13 @@ kube::Expected<std::vector<int>> parseCpuList(std::string_view text) {
   const std::string_view body = trim(text);
   if (body.empty())
     return cpus;
+  if (body.size() > kMaxCpuListBytes)
+    return kube::makeKubeError(fmt::format(
+        "cpu list {}: longer than {} bytes, more than naming every possible CPU once takes",
+        quoted(body), kMaxCpuListBytes));
+  // Ranges are merged before they are expanded, so ranges that overlap cost nothing extra: the
+  // result never holds more than kMaxCpuId + 1 ids, whatever the list repeats.
+  std::vector<std::pair<int, int>> ranges;
   std::size_t pos = 0;
   while (true) {
     const std::size_t comma = body.find(',', pos);
@@ -47,18 +64,24 @@ kube::Expected<std::vector<int>> parseCpuList(std::string_view text) {
       hi = parseCpuId(item.substr(dash + 1));
     }
     if (!lo || !hi)
-      return kube::makeKubeError(fmt::format(
-          "cpu list {:?}: bad item {:?} (want N or N-M, 0 <= N <= {})", body, item, kMaxCpuId));
+      return kube::makeKubeError(
+          fmt::format("cpu list {}: bad item {} (want N or N-M, 0 <= N <= {})", quoted(body),
+                      quoted(item), kMaxCpuId));
     if (*lo > *hi)
-      return kube::makeKubeError(fmt::format("cpu list {:?}: reversed range {:?}", body, item));
-    for (int c = *lo; c <= *hi; ++c)
-      cpus.push_back(c);
+      return kube::makeKubeError(
+          fmt::format("cpu list {}: reversed range {}", quoted(body), quoted(item)));
+    ranges.emplace_back(*lo, *hi);
     if (comma == std::string_view::npos)
       break;
     pos = comma + 1;
   }
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  std::sort(ranges.begin(), ranges.end());
+  int next = 0;  // the lowest id not yet emitted
+  for (const auto& [lo, hi] : ranges) {
+    for (int c = std::max(lo, next); c <= hi; ++c)
+      cpus.push_back(c);
+    next = std::max(next, hi + 1);
+  }
   return cpus;
 }
 

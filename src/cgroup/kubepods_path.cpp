@@ -99,6 +99,31 @@ kube::Expected<std::string> containerDir(CgroupDriver d, std::string_view pod_di
   return fmt::format("{}/{}-{}.scope", pod_dir, prefix, id);
 }
 
+kube::Expected<std::string> cgroupParentDir(CgroupDriver d, std::string_view parent) {
+  std::string dir;
+  std::string_view rest = parent;
+  while (!rest.empty() && rest.front() == '/')
+    rest.remove_prefix(1);
+  const bool slice_name = d == CgroupDriver::kSystemd && rest.ends_with(".slice") &&
+                          rest.find('/') == std::string_view::npos;
+  if (slice_name) {
+    // systemd's own expansion: a-b-c.slice lives in a.slice/a-b.slice/.
+    std::string_view name = rest.substr(0, rest.size() - 6);
+    for (std::size_t dash = name.find('-'); dash != std::string_view::npos;
+         dash = name.find('-', dash + 1)) {
+      dir += fmt::format("{}.slice/", name.substr(0, dash));
+    }
+    dir += rest;
+  } else {
+    dir = std::string(rest);
+  }
+  if (!validRelativeDir(dir)) {
+    return kube::makeKubeError(fmt::format("cgroup parent {:?}: not a cgroup directory",
+                                           std::string(parent.substr(0, 256))));
+  }
+  return dir;
+}
+
 bool validRelativeDir(std::string_view dir) {
   if (dir.empty())
     return false;

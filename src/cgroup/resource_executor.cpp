@@ -15,6 +15,7 @@
 
 #include "koord/cgroup/kubepods_path.h"
 #include "text_fields.h"
+#include "write_failures.h"
 
 namespace koord::cgroup {
 
@@ -86,7 +87,12 @@ std::string errnoText(int e) {
 
 }  // namespace
 
-ResourceExecutor::ResourceExecutor(CgroupRoot root) : root_(std::move(root)) {}
+ResourceExecutor::ResourceExecutor(CgroupRoot root, const Clock& clock)
+    : root_(std::move(root)), failures_(std::make_shared<WriteFailures>(clock)) {}
+
+bool isKernelRefusal(const kube::Error& e) {
+  return e.code.category() == boost::system::system_category();
+}
 
 fs::path ResourceExecutor::pathOf(std::string_view dir, Resource r) const {
   auto file = resourceFile(r, root_.version);
@@ -216,17 +222,18 @@ kube::Expected<void> ResourceExecutor::writeRaw(std::string_view dir, const Reso
   std::string fname(file.file);
   fs::path shown = root_.root / file.subsystem / dir / file.file;
   // No O_CREAT: a cgroup file that is not there is an error, never a new regular file.
+  // The errno is the error's code: write() tells the kernel's refusals from our own checks by it.
+  auto refused = [&](int e) {
+    return kube::Error(
+        fmt::format("write {} = {:?}: {}", shown.string(), std::string(value), errnoText(e)),
+        boost::system::error_code(e, boost::system::system_category()));
+  };
   UniqueFd fd(::openat(dfd->get(), fname.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_TRUNC));
-  if (fd.get() < 0) {
-    return kube::makeKubeError(
-        fmt::format("write {} = {:?}: {}", shown.string(), std::string(value), errnoText(errno)));
-  }
+  if (fd.get() < 0)
+    return refused(errno);
   auto n = ::write(fd.get(), value.data(), value.size());
-  if (n < 0 || static_cast<std::size_t>(n) != value.size()) {
-    int e = n < 0 ? errno : EIO;
-    return kube::makeKubeError(
-        fmt::format("write {} = {:?}: {}", shown.string(), std::string(value), errnoText(e)));
-  }
+  if (n < 0 || static_cast<std::size_t>(n) != value.size())
+    return refused(n < 0 ? errno : EIO);
   return {};
 }
 
@@ -319,9 +326,16 @@ kube::Expected<WriteOutcome> ResourceExecutor::write(std::string_view dir, Resou
   }
   if (sameValue(r, raw, *current))
     return WriteOutcome::kUnchanged;
+  const std::string path = pathOf(dir, r).string();
+  if (auto admitted = failures_->admit(path, raw); !admitted)
+    return admitted.error();
   auto written = writeRaw(dir, file, raw);
-  if (!written)
+  if (!written) {
+    if (isKernelRefusal(written.error()))
+      failures_->refused(path, file.file, raw, written.error().code.value());
     return written.error();
+  }
+  failures_->succeeded(path);
   return WriteOutcome::kWritten;
 }
 

@@ -5,6 +5,8 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 
+#include <unistd.h>
+
 #include <future>
 #include <optional>
 #include <system_error>
@@ -14,6 +16,7 @@
 
 #include "h2/h2_connection.h"
 #include "koord/core/log.h"
+#include "koord/h2/unix_listen.h"
 
 namespace koord::h2 {
 
@@ -54,6 +57,10 @@ class ServerConnection final : public detail::H2Connection {
 
     last_stream_ = id;
     setLastPeerStream(id);
+    if (calls_.size() >= kMaxConcurrentStreams) {
+      refuseStream(id);
+      return;
+    }
     const auto method = headerValue(headers, ":method");
     const auto path = headerValue(headers, ":path");
     const auto type = headerValue(headers, "content-type");
@@ -180,16 +187,17 @@ void GrpcUnaryServer::addMethod(std::string path, Handler handler) {
   impl_->methods[std::move(path)] = std::move(handler);
 }
 
-void GrpcUnaryServer::start(const std::string& socket_path) {
+void GrpcUnaryServer::start(const std::string& socket_path, unsigned mode) {
+  std::error_code listen_error;
+  const int fd = listenUnixSocket(socket_path, mode, listen_error);
+  if (fd < 0)
+    throw std::system_error(listen_error, fmt::format("listening on {}", socket_path));
   impl_->io.emplace(1);
   impl_->acceptor.emplace(*impl_->io);
   boost::system::error_code ec;
-  (void)impl_->acceptor->open(asio::local::stream_protocol(), ec);
-  if (!ec)
-    (void)impl_->acceptor->bind(asio::local::stream_protocol::endpoint(socket_path), ec);
-  if (!ec)
-    (void)impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  (void)impl_->acceptor->assign(asio::local::stream_protocol(), fd, ec);
   if (ec) {
+    ::close(fd);
     impl_->acceptor.reset();
     impl_->io.reset();
     throw std::system_error(ec, fmt::format("listening on {}", socket_path));

@@ -1,7 +1,9 @@
 #include "h2/h2_connection.h"
 
 #include <fmt/format.h>
+
 #include <boost/asio/write.hpp>
+#include "koord/core/log.h"
 
 #include <sys/socket.h>
 
@@ -28,9 +30,13 @@ void H2Connection::start() {
   std::string hello;
   if (client_) {
     hello.append(kClientPreface);
-    appendSettings(hello, {{kEnablePush, 0}, {kInitialWindowSize, kLocalWindow}});
+    appendSettings(hello, {{kEnablePush, 0},
+                           {kInitialWindowSize, kLocalWindow},
+                           {kMaxHeaderListSizeSetting, kMaxHeaderListSize}});
   } else {
-    appendSettings(hello, {{kInitialWindowSize, kLocalWindow}});
+    appendSettings(hello, {{kMaxConcurrentStreamsSetting, kMaxConcurrentStreams},
+                           {kInitialWindowSize, kLocalWindow},
+                           {kMaxHeaderListSizeSetting, kMaxHeaderListSize}});
   }
   appendWindowUpdate(hello, 0, kLocalWindow - kDefaultWindow);
   pending_.insert(0, hello);
@@ -44,8 +50,13 @@ void H2Connection::close(const std::string& why, std::uint32_t error) {
     return;
   closed_ = true;
   boost::system::error_code ignored;
-  if (started_ && error != kNoError) {
-    // Best effort, without waiting: the peer learns why before the socket goes.
+  // A connection error of the peer's (a broken or abusive peer): logged here, once.
+  if (error != kNoError)
+    KOORD_LOG_WARNING("grpc {}: closing a connection: {} (GOAWAY {:#x})",
+                      client_ ? "client" : "server", why, error);
+  if (started_ && error != kNoError && writing_.empty()) {
+    // Best effort, without waiting: the peer learns why before the socket goes. Not while a
+    // write is under way, whose frame it could cut in half.
     std::string goaway;
     appendGoaway(goaway, last_peer_stream_, error);
     (void)socket_.non_blocking(true, ignored);
@@ -103,7 +114,7 @@ bool H2Connection::processFrames() {
       break;
     const std::string_view payload(in_.data() + at + kFrameHeaderSize, h.length);
     at += kFrameHeaderSize + h.length;
-    if (!processFrame(h, payload) || closed_)
+    if (!processFrame(h, payload) || closed_ || !withinLimits())
       return false;
   }
   in_.erase(0, at);
@@ -140,6 +151,8 @@ bool H2Connection::processFrame(const FrameHeader& h, std::string_view payload) 
       const auto block = framePayload(h, payload);
       if (!block)
         return fail("a HEADERS frame's padding is longer than the frame");
+      if (block->size() > kMaxHeaderListSize)
+        return fail("a header block past the header list limit", kEnhanceYourCalm);
       header_block_.assign(*block);
       header_stream_ = h.stream;
       header_end_stream_ = h.flags & kEndStream;
@@ -150,6 +163,11 @@ bool H2Connection::processFrame(const FrameHeader& h, std::string_view payload) 
     case kContinuation:
       if (header_stream_ == 0)
         return fail("CONTINUATION without HEADERS");
+      // Checked before the fragment is kept: a peer that never ends a block holds one limit.
+      if (header_block_.size() + payload.size() > kMaxHeaderListSize)
+        return fail(
+            fmt::format("CONTINUATION frames past {} bytes of header block", kMaxHeaderListSize),
+            kEnhanceYourCalm);
       header_block_.append(payload);
       if (h.flags & kEndHeaders)
         return headerBlockDone(h.stream, header_end_stream_);
@@ -170,6 +188,7 @@ bool H2Connection::processFrame(const FrameHeader& h, std::string_view payload) 
       if (!applySettings(payload))
         return false;
       appendFrameHeader(pending_, 0, kSettings, kAck, 0);
+      ++queued_control_;
       return true;
     case kPushPromise:
       return fail("PUSH_PROMISE (push is off)");
@@ -179,6 +198,7 @@ bool H2Connection::processFrame(const FrameHeader& h, std::string_view payload) 
       if (!(h.flags & kAck)) {
         appendFrameHeader(pending_, 8, kPing, kAck, 0);
         pending_.append(payload);
+        ++queued_control_;
       }
       return true;
     case kGoaway:
@@ -198,7 +218,8 @@ bool H2Connection::headerBlockDone(std::uint32_t stream, bool end_stream) {
   HeaderList headers;
   std::string error;
   if (!decoder_.decode(header_block_, headers, error)) {
-    close("a header block does not decode: " + error, kCompressionError);
+    close("a header block does not decode: " + error,
+          decoder_.overLimit() ? kEnhanceYourCalm : kCompressionError);
     return false;
   }
   header_block_.clear();
@@ -278,6 +299,36 @@ void H2Connection::sendData(std::uint32_t stream, std::string data, bool end_str
 void H2Connection::sendReset(std::uint32_t stream, std::uint32_t error) {
   forgetStream(stream);
   appendRstStream(pending_, stream, error);
+  ++queued_control_;
+}
+
+void H2Connection::refuseStream(std::uint32_t stream) {
+  if (!refused_logged_) {
+    refused_logged_ = true;
+    KOORD_LOG_WARNING(
+        "grpc {}: the peer opened more than {} streams at once; refusing the excess "
+        "(REFUSED_STREAM, logged once per connection)",
+        client_ ? "client" : "server", kMaxConcurrentStreams);
+  }
+  sendReset(stream, kRefusedStream);
+}
+
+// A peer that keeps sending while it does not read would otherwise have us queue without end:
+// acknowledgements and resets it causes, and answers it does not take.
+bool H2Connection::withinLimits() {
+  if (queued_control_ > kMaxQueuedControlFrames) {
+    close(fmt::format("the peer does not read while it makes us queue over {} acknowledgements "
+                      "and resets",
+                      kMaxQueuedControlFrames),
+          kEnhanceYourCalm);
+    return false;
+  }
+  if (!writing_.empty() && pending_.size() > kMaxUnwrittenBytes) {
+    close(fmt::format("the peer does not read while over {} bytes wait for it", kMaxUnwrittenBytes),
+          kEnhanceYourCalm);
+    return false;
+  }
+  return true;
 }
 
 void H2Connection::forgetStream(std::uint32_t stream) {
@@ -320,6 +371,10 @@ void H2Connection::pushData() {
       hpackEncode(*out.trailers, block);
       appendHeaderBlock(pending_, stream, block, /*end_stream=*/true);
     }
+    // This end sends nothing more on the stream: its window would otherwise stay for the
+    // connection's life, one entry per call.
+    if (out.end_stream || out.trailers)
+      stream_windows_.erase(window);
     it = outgoing_.erase(it);
   }
 }
@@ -329,6 +384,7 @@ void H2Connection::flush() {
   if (!started_ || closed_ || in_read_ || !writing_.empty() || pending_.empty())
     return;
   writing_.swap(pending_);
+  queued_control_ = 0;
   asio::async_write(socket_, asio::buffer(writing_),
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       self->onWritten(ec);

@@ -15,6 +15,7 @@
 
 #include "koord/h2/frame.h"
 #include "koord/h2/hpack.h"
+#include "koord/h2/limits.h"
 
 namespace koord::h2::detail {
 
@@ -65,6 +66,9 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void flush();
   /// The highest stream id the peer opened (for GOAWAY).
   void setLastPeerStream(std::uint32_t id) { last_peer_stream_ = id; }
+  /// A stream the peer opened beyond kMaxConcurrentStreams (which the server advertises):
+  /// RST_STREAM REFUSED_STREAM, logged once per connection.
+  void refuseStream(std::uint32_t stream);
 
  private:
   struct Outgoing {
@@ -82,6 +86,8 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   bool headerBlockDone(std::uint32_t stream, bool end_stream);
   bool applySettings(std::string_view payload);
   bool windowUpdate(const FrameHeader& h, std::string_view payload);
+  /// false (and the connection closed) once the peer made us queue more than the limits allow.
+  bool withinLimits();
   void pushData();
   void onWritten(const boost::system::error_code& ec);
 
@@ -102,6 +108,9 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
 
   std::string pending_;  // frames not yet handed to the socket
   std::string writing_;  // frames the socket is writing
+  // Acknowledgements and resets in `pending_` (limits.h: kMaxQueuedControlFrames).
+  std::size_t queued_control_ = 0;
+  bool refused_logged_ = false;
 
   std::int64_t send_window_ = kDefaultWindow;
   std::int64_t peer_initial_window_ = kDefaultWindow;

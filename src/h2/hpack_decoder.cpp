@@ -161,8 +161,12 @@ struct HpackDecoder::Cursor {
   }
 };
 
-HpackDecoder::HpackDecoder(std::size_t table_size_limit)
-    : limit_(table_size_limit), max_size_(table_size_limit) {}
+HpackDecoder::HpackDecoder(std::size_t table_size_limit, std::size_t max_list_size,
+                           std::size_t max_fields)
+    : limit_(table_size_limit),
+      max_size_(table_size_limit),
+      max_list_size_(max_list_size),
+      max_fields_(max_fields) {}
 
 void HpackDecoder::setTableSizeLimit(std::size_t limit) {
   limit_ = limit;
@@ -177,6 +181,9 @@ void HpackDecoder::setTableSizeLimit(std::size_t limit) {
 struct HpackDecoder::Output {
   HeaderList& list;
   std::size_t used;
+  // What this block decoded so far, as the list limits count it.
+  std::size_t fields = 0;
+  std::size_t bytes = 0;
 
   HeaderField& next() {
     if (used < list.size()) {
@@ -259,11 +266,29 @@ bool HpackDecoder::decodeBlock(Cursor& in, Output& out, std::string& error) {
   return true;
 }
 
-bool HpackDecoder::decodeIndexed(Cursor& in, Output& out, std::string& error) const {
+bool HpackDecoder::fits(Output& out, std::size_t size, std::string& error) {
+  ++out.fields;
+  out.bytes += size;
+  if (out.fields <= max_fields_ && out.bytes <= max_list_size_) {
+    return true;
+  }
+  over_limit_ = true;
+  error = out.fields > max_fields_
+              ? "header list of more than " + std::to_string(max_fields_) + " fields"
+              : "header list past " + std::to_string(max_list_size_) +
+                    " bytes (SETTINGS_MAX_HEADER_LIST_SIZE)";
+  return false;
+}
+
+bool HpackDecoder::decodeIndexed(Cursor& in, Output& out, std::string& error) {
   std::uint32_t index = 0;
   std::string_view name;
   std::string_view value;
   if (!in.readInteger(7, index, error) || !lookup(index, name, value, error)) {
+    return false;
+  }
+  // Counted before the copy: this is the representation that makes a bomb.
+  if (!fits(out, name.size() + value.size() + kEntryOverhead, error)) {
     return false;
   }
   HeaderField& field = out.next();
@@ -292,6 +317,10 @@ bool HpackDecoder::decodeLiteral(Cursor& in, int prefix_bits, bool index, Output
     field.name = name;
   }
   if (!in.readString(field.value, error)) {
+    return false;
+  }
+  // A literal's strings come from the block itself, which the caller bounds.
+  if (!fits(out, entrySize(field), error)) {
     return false;
   }
   if (index) {

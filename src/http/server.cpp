@@ -23,9 +23,11 @@
 #include <charconv>
 #include <ctime>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include "koord/core/log.h"
 #include "koord/core/metrics.h"
@@ -101,6 +103,40 @@ int selectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
   *out = selected;
   *outlen = selected_len;
   return SSL_TLSEXT_ERR_OK;
+}
+
+// The subject CN of a client certificate; nullopt when it has none, or more than one (which CN
+// counts would then depend on the reader: Go's takes the last).
+std::optional<std::string> subjectCommonName(X509* cert) {
+  X509_NAME* subject = X509_get_subject_name(cert);
+  int index = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (index < 0 || X509_NAME_get_index_by_NID(subject, NID_commonName, index) >= 0)
+    return std::nullopt;
+  unsigned char* utf8 = nullptr;
+  int len =
+      ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, index)));
+  if (len < 0)
+    return std::nullopt;
+  std::string cn(reinterpret_cast<const char*>(utf8), static_cast<std::size_t>(len));
+  OPENSSL_free(utf8);
+  return cn;
+}
+
+// Runs for each certificate of the client's chain after OpenSSL's own check; only the leaf's
+// name is ours to judge.
+bool verifyClientName(const std::vector<std::string>& allowed, const std::string& server,
+                      bool preverified, X509_STORE_CTX* store) {
+  if (!preverified || X509_STORE_CTX_get_error_depth(store) != 0)
+    return preverified;
+  auto cn = subjectCommonName(X509_STORE_CTX_get_current_cert(store));
+  if (cn && std::find(allowed.begin(), allowed.end(), *cn) != allowed.end())
+    return true;
+  // Only a client holding a certificate from the trusted CA gets here, so this is a
+  // misconfiguration worth a warning, not a scanner's noise.
+  KOORD_LOG_WARNING("http server {}: refusing client certificate with CN {:?}: not one of {}",
+                    server, cn.value_or("(none or several)"), fmt::join(allowed, ", "));
+  X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
+  return false;
 }
 
 // Hands out the TLS context for new connections and swaps it when the files on disk change, so
@@ -216,6 +252,22 @@ class TlsContextProvider {
     }
     if (!config_.client_ca_file.empty() && !loadClientCAs(native, error))
       return nullptr;
+    if (!config_.client_common_names.empty()) {
+      if (config_.client_ca_file.empty()) {
+        error = "client_common_names needs client_ca_file";
+        return nullptr;
+      }
+      ctx->set_verify_callback(
+          [names = config_.client_common_names, server = name_](bool preverified,
+                                                                ssl::verify_context& vc) {
+            return verifyClientName(names, server, preverified, vc.native_handle());
+          },
+          ec);
+      if (ec) {
+        error = fmt::format("client name check: {}", ec.message());
+        return nullptr;
+      }
+    }
     // Required for session resumption once client certificates are verified.
     static const unsigned char kSessionContext[] = "koord";
     SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
@@ -343,6 +395,16 @@ struct ServerState : std::enable_shared_from_this<ServerState> {
   void onAccept(beast::error_code ec, tcp::socket socket);
   void accepted(tcp::socket socket);
   void record(const std::string& path, int status, Clock::duration elapsed);
+  // Called from any connection's strand, hence atomic rather than shouldWarn's strand-bound
+  // time point.
+  bool shouldWarnBusy() {
+    auto now = Clock::now().time_since_epoch().count();
+    auto last = last_busy_warning.load();
+    auto interval = std::chrono::duration_cast<Clock::duration>(kWarnInterval).count();
+    if (last != 0 && now - last < interval)
+      return false;
+    return last_busy_warning.compare_exchange_strong(last, now);
+  }
   bool shouldWarn(Clock::time_point& last) {
     auto now = Clock::now();
     if (now - last < kWarnInterval && last != Clock::time_point{})
@@ -362,6 +424,8 @@ struct ServerState : std::enable_shared_from_this<ServerState> {
   std::atomic<bool> stopping{false};
   std::atomic<std::uint16_t> port{0};
   std::atomic<std::size_t> accepted_count{0};
+  std::atomic<std::size_t> body_bytes_in_flight{0};
+  std::atomic<Clock::rep> last_busy_warning{0};
   mutable std::mutex sessions_mu;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   metrics::CounterFamily& requests;
@@ -369,6 +433,36 @@ struct ServerState : std::enable_shared_from_this<ServerState> {
   std::unordered_map<std::string, metrics::Histogram*> duration_by_path;  // frozen by start()
   Clock::time_point last_refusal_warning;                                 // on strand
   Clock::time_point last_accept_error;                                    // on strand
+};
+
+// The body bytes one request holds against max_body_bytes_in_flight. An async handler's `done`
+// shares it, so a handler still running after its deadline keeps its request counted.
+class BodyReservation {
+ public:
+  explicit BodyReservation(std::shared_ptr<ServerState> server) : server_(std::move(server)) {}
+  ~BodyReservation() { server_->body_bytes_in_flight.fetch_sub(bytes_); }
+  BodyReservation(const BodyReservation&) = delete;
+  BodyReservation& operator=(const BodyReservation&) = delete;
+
+  /// Grows the reservation to `total` bytes; false, with nothing taken, past the bound.
+  bool growTo(std::size_t total) {
+    if (total <= bytes_)
+      return true;
+    const std::size_t more = total - bytes_;
+    const std::size_t bound = server_->options.max_body_bytes_in_flight;
+    auto& in_flight = server_->body_bytes_in_flight;
+    std::size_t current = in_flight.load();
+    do {
+      if (bound != 0 && (current > bound || bound - current < more))
+        return false;
+    } while (!in_flight.compare_exchange_weak(current, current + more));
+    bytes_ = total;
+    return true;
+  }
+
+ private:
+  std::shared_ptr<ServerState> server_;
+  std::size_t bytes_ = 0;
 };
 
 class SessionBase : public std::enable_shared_from_this<SessionBase> {
@@ -534,6 +628,9 @@ class Session final : public SessionBase {
                  remote_);
       return respondError(413, "request body too large\n");
     }
+    // Before the body parser starts: it allocates Content-Length bytes up front.
+    if (auto len = parser_->content_length(); len && *len > 0 && !reserveBody(*len))
+      return refuseBusy();
     if (!parser_->is_done() && equalsIgnoreCase(msg[bhttp::field::expect], "100-continue")) {
       continue_ = fmt::format("HTTP/1.{} 100 Continue\r\n\r\n", version_ == 10 ? 0 : 1);
       net::async_write(stream_, net::buffer(continue_),
@@ -549,17 +646,42 @@ class Session final : public SessionBase {
     readBody();
   }
 
+  // Piece by piece rather than async_read, so that a chunked body is counted against
+  // max_body_bytes_in_flight as it grows.
   void readBody() {
     if (parser_->is_done())
       return onRequest();
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      beast::bind_front_handler(&Session::onBody, self()));
+    bhttp::async_read_some(stream_, buffer_, *parser_,
+                           beast::bind_front_handler(&Session::onBody, self()));
   }
 
   void onBody(beast::error_code ec, std::size_t) {
     if (ec)
       return onReadError(ec);
-    onRequest();
+    if (!reserveBody(parser_->get().body().size()))
+      return refuseBusy();
+    readBody();
+  }
+
+  bool reserveBody(std::size_t total) {
+    if (!body_)
+      body_ = std::make_shared<BodyReservation>(server_);
+    return body_->growTo(total);
+  }
+
+  void refuseBusy() {
+    if (server_->shouldWarnBusy()) {
+      KOORD_LOG_WARNING(
+          "http server {}: {} body bytes in flight (max_body_bytes_in_flight {}); refusing {} "
+          "from {} with 503",
+          name(), server_->body_bytes_in_flight.load(), server_->options.max_body_bytes_in_flight,
+          path_, remote_);
+    }
+    body_.reset();
+    Response r = text(503, "too many request bodies in flight, retry later\n");
+    r.headers.emplace_back("Retry-After", "1");
+    // The body stays unread, so the connection cannot carry another request.
+    respond(std::move(r), /*force_close=*/true);
   }
 
   void onReadError(beast::error_code ec) {
@@ -632,7 +754,8 @@ class Session final : public SessionBase {
     handler_timer_.expires_at(deadline_);
     handler_timer_.async_wait(beast::bind_front_handler(&Session::onHandlerDeadline, self(), seq));
     std::string method = req.method;
-    std::function<void(Response)> done = [self = self(), seq, called](Response res) {
+    // `body` rides along only to keep the request's bytes counted while the handler holds it.
+    std::function<void(Response)> done = [self = self(), seq, called, body = body_](Response res) {
       if (called->exchange(true)) {
         KOORD_LOG_ERROR("http server {}: async handler answered {} twice; second answer dropped",
                         self->name(), self->path_);
@@ -750,6 +873,7 @@ class Session final : public SessionBase {
     KOORD_VLOG(4, "http server {}: {} {} {} {}us", name(), remote_, path_, status_,
                std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
     res_ = {};
+    body_.reset();
     if (ec) {
       KOORD_VLOG(2, "http server {}: writing response to {}: {}", name(), remote_, ec.message());
       return close();
@@ -787,6 +911,7 @@ class Session final : public SessionBase {
 
   void close() {
     phase_ = Phase::kClosed;
+    body_.reset();
     handler_timer_.cancel();
     beast::error_code ec;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -799,6 +924,7 @@ class Session final : public SessionBase {
   std::string remote_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<BodyReservation> body_;  // the current request's, if it has a body
   bhttp::response<bhttp::string_body> res_;
   std::string continue_;
   Phase phase_ = Phase::kHandshake;
@@ -966,6 +1092,13 @@ void Server::start() {
   if (s.started.load() || s.stopping.load()) {
     throw std::logic_error(fmt::format("http server {}: start() called twice", s.options.name));
   }
+  if (s.options.max_body_bytes_in_flight != 0 &&
+      s.options.max_body_bytes_in_flight < s.options.body_limit) {
+    throw std::logic_error(fmt::format(
+        "http server {}: max_body_bytes_in_flight {} is below body_limit {}: bodies between the "
+        "two could never be served",
+        s.options.name, s.options.max_body_bytes_in_flight, s.options.body_limit));
+  }
   if (s.options.tls)
     s.tls = std::make_unique<TlsContextProvider>(*s.options.tls, s.options.name);
   s.listen();
@@ -1010,6 +1143,10 @@ std::size_t Server::connectionsAccepted() const {
 std::size_t Server::activeConnections() const {
   std::lock_guard lock(state_->sessions_mu);
   return state_->sessions.size();
+}
+
+std::size_t Server::bodyBytesInFlight() const {
+  return state_->body_bytes_in_flight.load();
 }
 
 }  // namespace koord::http

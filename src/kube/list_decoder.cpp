@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "koord/kube/json_limits.h"
+
 namespace koord::kube {
 
 namespace json = boost::json;
@@ -215,7 +217,7 @@ class ListHandler {
 }  // namespace
 
 struct ListDecoder::Impl {
-  explicit Impl(ItemSink sink) : parser(json::parse_options{}, std::move(sink)) {}
+  explicit Impl(ItemSink sink) : parser(apiObjectParseOptions(), std::move(sink)) {}
 
   std::string errorText(const boost::system::error_code& ec) const {
     const auto& why = parser.handler().failure();

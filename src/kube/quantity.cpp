@@ -146,6 +146,10 @@ std::int64_t saturate(Int128 v) {
 Expected<Quantity> Quantity::parse(std::string_view text) {
   if (text.empty())
     return makeKubeError(std::string(kFormatError));
+  if (text.size() > kMaxLength) {
+    return makeKubeError(fmt::format("quantity {:?}... is {} characters, more than {}",
+                                     text.substr(0, 32), text.size(), kMaxLength));
+  }
   if (text == "0")
     return Quantity{};
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "koord/http/client.h"
+#include "koord/kube/json_limits.h"
 #include "koord/kube/list_decoder.h"
 #include "koord/kube/rate_limiter.h"
 
@@ -123,7 +124,7 @@ ApiResult<json::value> toResult(const std::string& what, const http::Response& r
   json::value body(storage);
   boost::system::error_code ec;
   if (!r.body.empty())
-    body = json::parse(r.body, ec, storage);
+    body = json::parse(r.body, ec, storage, apiObjectParseOptions());
   if (r.status >= 200 && r.status < 300) {
     if (ec)
       return transportError(

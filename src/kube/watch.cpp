@@ -11,6 +11,8 @@
 #include <mutex>
 
 #include "koord/core/log.h"
+#include "koord/core/metrics.h"
+#include "koord/kube/json_limits.h"
 
 namespace koord::kube {
 
@@ -47,43 +49,44 @@ std::string_view toString(WatchEventType t) {
 }
 
 WatchDecoder::WatchDecoder(std::size_t max_event_bytes)
-    : max_(max_event_bytes), parser_(std::make_unique<json::parser>()) {}
+    : max_(max_event_bytes),
+      parser_(std::make_unique<json::parser>(json::storage_ptr(), apiObjectParseOptions())) {}
 WatchDecoder::~WatchDecoder() = default;
 WatchDecoder::WatchDecoder(WatchDecoder&&) noexcept = default;
 WatchDecoder& WatchDecoder::operator=(WatchDecoder&&) noexcept = default;
 
-bool WatchDecoder::feed(std::string_view chunk, const std::function<void(WatchEvent)>& sink,
-                        std::string& error) {
+void WatchDecoder::feed(std::string_view chunk, const Sink& sink, const SkipSink& skip) {
   while (!chunk.empty()) {
     auto nl = chunk.find('\n');
     std::string_view part = chunk.substr(0, nl);
-    if (buf_.size() + part.size() > max_) {
-      error = fmt::format("watch event larger than {} bytes", max_);
-      return false;
+    if (!discarding_ && buf_.size() + part.size() > max_) {
+      skip(fmt::format("watch event larger than {} bytes: {}", max_,
+                       (buf_.empty() ? part : std::string_view(buf_)).substr(0, 200)));
+      buf_.clear();
+      buf_.shrink_to_fit();
+      discarding_ = true;
     }
     if (nl == std::string_view::npos) {
-      buf_.append(part);
-      return true;
+      if (!discarding_)
+        buf_.append(part);
+      return;
     }
     chunk.remove_prefix(nl + 1);
-    bool ok;
-    if (buf_.empty()) {
-      ok = decodeLine(part, sink, error);
+    if (discarding_) {
+      discarding_ = false;
+    } else if (buf_.empty()) {
+      decodeLine(part, sink, skip);
     } else {
       buf_.append(part);
-      ok = decodeLine(buf_, sink, error);
+      decodeLine(buf_, sink, skip);
       buf_.clear();
     }
-    if (!ok)
-      return false;
   }
-  return true;
 }
 
-bool WatchDecoder::decodeLine(std::string_view line, const std::function<void(WatchEvent)>& sink,
-                              std::string& error) {
+void WatchDecoder::decodeLine(std::string_view line, const Sink& sink, const SkipSink& skip) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos)
-    return true;  // blank keep-alive lines carry nothing
+    return;  // blank keep-alive lines carry nothing
   // One arena per event: a pod's DOM is a few hundred nodes that a projection reads once and
   // drops, and an arena is one allocation instead of one per node. It is reference counted, so
   // a handler that keeps a copy of the object keeps the arena too.
@@ -94,8 +97,9 @@ bool WatchDecoder::decodeLine(std::string_view line, const std::function<void(Wa
   if (!ec)
     v = parser_->release();
   if (ec || !v.is_object()) {
-    error = fmt::format("watch event is not a JSON object: {}", ec ? ec.message() : "wrong type");
-    return false;
+    skip(fmt::format("watch event is not a JSON object ({}): {}", ec ? ec.message() : "wrong type",
+                     line.substr(0, 200)));
+    return;
   }
   auto& o = v.get_object();
   const auto* type = o.if_contains("type");
@@ -104,12 +108,11 @@ bool WatchDecoder::decodeLine(std::string_view line, const std::function<void(Wa
   if (type != nullptr && type->is_string())
     t = parseWatchEventType(type->get_string());
   if (!t || object == nullptr) {
-    error = fmt::format("watch event has no known type or no object: {}", line.substr(0, 200));
-    return false;
+    skip(fmt::format("watch event has no known type or no object: {}", line.substr(0, 200)));
+    return;
   }
   // Moved, not copied: the event owns the arena's object from here.
   sink(WatchEvent{*t, std::move(*object)});
-  return true;
 }
 
 std::chrono::milliseconds WatchBackoff::next() {
@@ -138,7 +141,22 @@ struct WatcherState : std::enable_shared_from_this<WatcherState> {
         on_error(std::move(e)),
         timer(io_in),
         rv(options.resource_version),
-        key(resourcePath(ref)) {}
+        key(resourcePath(ref)),
+        decode_errors(decodeErrorsFamily().with({resourceLabel(ref)})) {}
+
+  // client-go's threshold for a watch that ended too soon to count as healthy.
+  static constexpr std::chrono::seconds kShortWatch{1};
+
+  static metrics::CounterFamily& decodeErrorsFamily() {
+    static auto& family = metrics::Registry::global().counter(
+        "koord_informer_decode_errors_total",
+        "Watch events skipped because they could not be decoded, by resource.", {"resource"});
+    return family;
+  }
+  // "nodemetrics.slo.koordinator.sh", "pods": the resource as kubectl names it.
+  static std::string resourceLabel(const ResourceRef& r) {
+    return r.group.empty() ? r.resource : r.resource + "." + r.group;
+  }
 
   std::string watchPath() {
     std::string q = "?watch=true";
@@ -220,8 +238,10 @@ struct WatcherState : std::enable_shared_from_this<WatcherState> {
     int status = 0;
     WatchDecoder decoder;
     std::string error_body;  // a non-200 answer's Status, capped
-    bool ended = false;      // we stopped it: expired, or a bad event
-    bool retry = false;      // ...and want a re-watch after backoff
+    const std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
+    std::size_t events = 0;
+    bool ended = false;  // we stopped it: expired, or an ERROR event
+    bool retry = false;  // ...and want a re-watch after backoff
   };
 
   bool isStopped() {
@@ -236,21 +256,19 @@ struct WatcherState : std::enable_shared_from_this<WatcherState> {
       s.error_body.append(chunk.substr(0, std::min<std::size_t>(chunk.size(), 64 << 10)));
       return s.error_body.size() < (64 << 10);
     }
-    std::string error;
-    bool ok = s.decoder.feed(
-        chunk, [&](WatchEvent ev) { onEvent(s, std::move(ev)); }, error);
-    if (!ok) {
-      KOORD_LOG_WARNING("watch {}: dropping the stream: {}", key, error);
-      s.ended = true;
-      s.retry = true;
-      return false;
-    }
+    s.decoder.feed(
+        chunk, [&](WatchEvent ev) { onEvent(s, std::move(ev)); },
+        [&](std::string_view why) {
+          decode_errors.inc();
+          KOORD_LOG_ERROR("watch {}: skipping an event: {}", key, why);
+        });
     return !s.ended;
   }
 
   void onEvent(Stream& s, WatchEvent ev) {
     if (s.ended || isStopped())
       return;
+    ++s.events;
     if (ev.type == WatchEventType::kError) {
       ApiError e = statusError(ev.object, 0);
       s.ended = true;
@@ -321,6 +339,13 @@ struct WatcherState : std::enable_shared_from_this<WatcherState> {
       KOORD_LOG_WARNING("watch {}: stream failed: {}; retrying", key, ec.message());
       return retryLater();
     }
+    if (s.events == 0 && std::chrono::steady_clock::now() - s.opened < kShortWatch) {
+      KOORD_LOG_WARNING(
+          "watch {}: the stream ended within a second with no event; re-watching "
+          "after a backoff",
+          key);
+      return retryLater();
+    }
     // A normal end (the server's timeoutSeconds): healthy, so resume at once.
     {
       std::lock_guard lock(mu);
@@ -383,6 +408,7 @@ struct WatcherState : std::enable_shared_from_this<WatcherState> {
   bool stopped = false;        // under mu
   std::atomic<std::size_t> streams{0};
   const std::string key;
+  metrics::Counter& decode_errors;
 };
 
 }  // namespace detail

@@ -24,6 +24,9 @@
 #   KOORD_CLUSTER_PORT_BASE  first of 6 consecutive loopback ports; free ones are picked otherwise
 #   KOORD_CLUSTER_FRESH=1    `up` restarts a cluster that is already up (fresh etcd) instead of
 #                            keeping it; CTest's fixture sets it
+#   KOORD_APISERVER_EXTRA_ARGS  more kube-apiserver flags for `up`, split on spaces (e.g.
+#                            --runtime-config=policy/v1beta1=false); kept in the run dir, so
+#                            restart-apiserver starts it the same way
 #   KOORD_K8S_CACHE          binary cache (default ${XDG_CACHE_HOME:-~/.cache}/koord-k8s)
 #   KOORD_K8S_KEEP_WORK=1    keep the Go source tree and build cache after a build
 #   KOORD_NODE_NAME          node name for `node` (default node-a)
@@ -508,6 +511,8 @@ start_etcd() {
 
 start_apiserver() {
   local pki=$DIR/pki
+  local -a extra=()
+  [[ -f $DIR/apiserver.args ]] && read -r -a extra <"$DIR/apiserver.args"
   # The service range is never routed; Services need one all the same. PodTemplates bypass the
   # watch cache, so their watches read etcd directly and an etcd compaction expires old
   # resourceVersions (the informer's forced-410 test); nothing else in koord uses them.
@@ -524,7 +529,7 @@ start_apiserver() {
     --api-audiences=https://kubernetes.default.svc \
     --authorization-mode=RBAC --allow-privileged=true \
     --service-cluster-ip-range=10.96.0.0/24 --profiling=false \
-    --watch-cache-sizes=podtemplates#0
+    --watch-cache-sizes=podtemplates#0 "${extra[@]}"
   wait_for kube-apiserver 90 "kube-apiserver /readyz on 127.0.0.1:$APISERVER_PORT" apiserver_ready
 }
 
@@ -558,6 +563,7 @@ cmd_up() {
   write_kubeconfig
   rm -f "$DIR/node.env"
   write_env
+  printf '%s\n' "${KOORD_APISERVER_EXTRA_ARGS:-}" >"$DIR/apiserver.args"
   # A failed start stops what it started; the logs stay for reading.
   trap 'log "up failed; stopping what started (logs in $DIR)"; down_locked' EXIT
   start_etcd

@@ -105,6 +105,39 @@ inline boost::json::value ok(kube::ApiResult<boost::json::value> r, const char* 
 
 inline const kube::ResourceRef kNamespaces{"", "v1", "namespaces", "", "", ""};
 
+/// A pause pod for koord-scheduler, kept to the test's nodes (those labelled `node_label`=`id`),
+/// its `requests` also its limits; with `node_name` it is bound already.
+inline boost::json::object schedulerTestPod(const std::string& name, const std::string& ns,
+                                            const std::string& node_label, const std::string& id,
+                                            boost::json::object requests,
+                                            boost::json::object labels = {},
+                                            const std::string& priority_class = "",
+                                            const std::string& node_name = "") {
+  boost::json::object spec{
+      {"schedulerName", "koord-scheduler"},
+      {"nodeSelector", {{node_label, id}}},
+      {"tolerations", boost::json::array{boost::json::object{{"operator", "Exists"}}}},
+      {"containers", boost::json::array{boost::json::object{
+                         {"name", "c"},
+                         {"image", "registry.k8s.io/pause:3.2"},
+                         {"resources", {{"requests", requests}, {"limits", requests}}}}}}};
+  if (!priority_class.empty())
+    spec["priorityClassName"] = priority_class;
+  if (!node_name.empty())
+    spec["nodeName"] = node_name;
+  return boost::json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
+      {"spec", std::move(spec)}};
+}
+
+/// The node a pod is bound to; "" while it is not (or when it cannot be read).
+inline std::string nodeOf(kube::RestClient& api, const std::string& ns, const std::string& name) {
+  auto p = api.getSync(named(kube::ResourceRef{"", "v1", "pods", "", "", ""}, name, ns));
+  return p ? str(*p, {"spec", "nodeName"}) : "";
+}
+
 /// A namespace for one test, deleted at the end (the namespace controller removes its content).
 class TestNamespace {
  public:

@@ -16,6 +16,8 @@
 #include "cluster_env.h"
 #include "koord/http/client.h"
 #include "koord/kube/informer.h"
+#include "koord/kube/json_limits.h"
+#include "manifests.h"
 #include "subprocess.h"
 #include "tcp_relay.h"
 
@@ -249,6 +251,100 @@ TEST_CASE("Informer syncs, then follows adds, updates and deletes with its index
   CHECK(converges(*api, inf, cms, false));
   CHECK(inf.reflector().listsCompleted() == 1);
   inf.stop();
+}
+
+// A NodeMetric whose schema-free status.nodeMetric.nodeUsage.devices entry nests `depth` levels
+// in all, as text: json::serialize recurses per level and is not for objects this deep.
+std::string deepNodeMetricStatus(const std::string& name, const std::string& rv,
+                                 std::size_t depth) {
+  // object, status, nodeMetric, nodeUsage, devices, the entry
+  constexpr std::size_t kOpened = 6;
+  std::string open, close;
+  for (std::size_t i = kOpened; i < depth; ++i) {
+    open += (i % 2) != 0u ? "[" : R"({"a":)";
+    close.insert(0, (i % 2) != 0u ? "]" : "}");
+  }
+  return R"({"apiVersion":"slo.koordinator.sh/v1alpha1","kind":"NodeMetric","metadata":{"name":")" +
+         name + R"(","resourceVersion":")" + rv +
+         R"("},"status":{"nodeMetric":{"nodeUsage":{"devices":[{"x":)" + open + "1" + close +
+         "}]}}}}";
+}
+
+TEST_CASE("Informer syncs and follows NodeMetrics nested as deep as the apiserver stores",
+          "[cluster]") {
+  // Boost.JSON's default depth (32) refused these: the watch retried the same resourceVersion
+  // for good (every node read as stale after 180 s) and a new informer never synced.
+  KubeApi api(tokenConfig());
+  koord::testing::applyManifestFile(
+      *api, koord::testing::deployDir() + "/crds/slo.koordinator.sh_nodemetrics.yaml");
+  const ResourceRef metrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
+  const std::string deep = koord::testing::uniqueName("koord-deep");
+  const std::string after = koord::testing::uniqueName("koord-after-deep");
+  auto create = [&](const std::string& name) {
+    json::value body = json::object{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+                                    {"kind", "NodeMetric"},
+                                    {"metadata", {{"name", name}}}};
+    auto r = api->createSync(metrics, body);
+    for (int i = 0; i < 50 && !r && r.error().code == 404; ++i) {  // a new group's discovery lags
+      std::this_thread::sleep_for(200ms);
+      r = api->createSync(metrics, body);
+    }
+    return ok(std::move(r), "create NodeMetric");
+  };
+  struct Removal {
+    KubeApi& api;
+    ResourceRef ref;
+    ~Removal() { (void)api->removeSync(ref); }
+  };
+  auto created = create(deep);
+  Removal remove_deep{api, [&] {
+                        auto r = metrics;
+                        r.name = deep;
+                        return r;
+                      }()};
+
+  auto project = [](const json::value& v) -> Expected<Item> {
+    Item it;
+    it.name = field(v, {"metadata", "name"});
+    it.value = field(v, {"metadata", "resourceVersion"});
+    return it;
+  };
+  Informer<Item> inf(*api, api.io, metrics, project);
+  Journal journal;
+  inf.addHandlers(journal.handlers());
+  inf.start();
+  REQUIRE(inf.waitForSync(30s));
+
+  // The status written through the watch: a deep MODIFIED event, then an ADDED after it.
+  const std::size_t depth = koord::kube::kMaxApiObjectDepth - 500;
+  auto written = api->rawSync(
+      "PUT", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics/" + deep + "/status",
+      deepNodeMetricStatus(
+          deep, std::string(created.at("metadata").at("resourceVersion").as_string()), depth),
+      "application/json");
+  INFO((written ? std::string() : written.error().message));
+  REQUIRE(written.has_value());
+  const std::string deep_rv(written->at("metadata").at("resourceVersion").as_string());
+  REQUIRE(journal.waitFor("update " + deep + " " +
+                          std::string(created.at("metadata").at("resourceVersion").as_string()) +
+                          "->" + deep_rv));
+  create(after);
+  Removal remove_after{api, [&] {
+                         auto r = metrics;
+                         r.name = after;
+                         return r;
+                       }()};
+  REQUIRE(journal.waitFor("add " + after));
+  inf.stop();
+
+  // A new informer (a restarted scheduler) lists the deep object and syncs.
+  Informer<Item> fresh(*api, api.io, metrics, project);
+  fresh.start();
+  REQUIRE(fresh.waitForSync(30s));
+  auto got = fresh.store().get(deep);
+  REQUIRE(got != nullptr);
+  CHECK(got->value == deep_rv);
+  fresh.stop();
 }
 
 TEST_CASE("Informer relists after 410 when etcd was compacted while its watch was cut off",

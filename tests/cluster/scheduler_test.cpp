@@ -30,6 +30,7 @@ using koord::testing::eventually;
 using koord::testing::koordBinary;
 using koord::testing::KubeApi;
 using koord::testing::named;
+using koord::testing::nodeOf;
 using koord::testing::ok;
 using koord::testing::str;
 using koord::testing::TestNamespace;
@@ -60,26 +61,8 @@ json::object node(const std::string& name, const std::string& id, json::object e
 json::object pod(const std::string& name, const std::string& ns, const std::string& id,
                  json::object requests, json::object labels = {},
                  const std::string& priority_class = "") {
-  json::object spec{
-      {"schedulerName", "koord-scheduler"},
-      {"nodeSelector", {{"koord-e2e-sched", id}}},
-      {"tolerations", json::array{json::object{{"operator", "Exists"}}}},
-      {"containers",
-       json::array{json::object{{"name", "c"},
-                                {"image", "registry.k8s.io/pause:3.2"},
-                                {"resources", {{"requests", requests}, {"limits", requests}}}}}}};
-  if (!priority_class.empty())
-    spec["priorityClassName"] = priority_class;
-  return json::object{
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
-      {"spec", std::move(spec)}};
-}
-
-std::string nodeOf(koord::kube::RestClient& api, const std::string& ns, const std::string& name) {
-  auto p = api.getSync(named(kPods, name, ns));
-  return p ? str(*p, {"spec", "nodeName"}) : "";
+  return koord::testing::schedulerTestPod(name, ns, "koord-e2e-sched", id, std::move(requests),
+                                          std::move(labels), priority_class);
 }
 
 // The pod's PodScheduled condition as "status/reason/message"; empty when it has none.

@@ -23,7 +23,7 @@ using ExtendedResourceSpec = std::map<std::string, ExtendedContainerSpec, std::l
 
 /// The annotation as Go's json.Unmarshal reads it into Koordinator's ExtendedResourceSpec: null
 /// is empty, a container's null entry has no resources, other keys are ignored. Errors name the
-/// field.
+/// field; text longer than an annotation may be (kMaxAnnotationValueBytes) is refused unread.
 kube::Expected<ExtendedResourceSpec> parseExtendedResourceSpec(std::string_view text);
 
 }  // namespace koord::apis

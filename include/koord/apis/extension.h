@@ -18,6 +18,16 @@ inline constexpr std::string_view kLabelPodPriority = "koordinator.sh/priority";
 inline constexpr std::string_view kLabelPodPriorityClass = "koordinator.sh/priority-class";
 inline constexpr std::string_view kAnnotationExtendedResourceSpec =
     "node.koordinator.sh/extended-resource-spec";
+inline constexpr std::string_view kAnnotationResourceStatus =
+    "scheduling.koordinator.sh/resource-status";
+inline constexpr std::string_view kAnnotationDeviceAllocated =
+    "scheduling.koordinator.sh/device-allocated";
+inline constexpr std::string_view kAnnotationReservationAllocated =
+    "scheduling.koordinator.sh/reservation-allocated";
+/// Written by koord-scheduler as it binds a pod, and trusted by the koordlet and the device
+/// plugins: a pod that brought its own could take another pod's CPUs or devices.
+inline constexpr std::string_view kSchedulerOwnedPodAnnotations[] = {
+    kAnnotationResourceStatus, kAnnotationDeviceAllocated, kAnnotationReservationAllocated};
 
 // Node labels and annotations.
 inline constexpr std::string_view kAnnotationNodeReservation = "node.koordinator.sh/reservation";

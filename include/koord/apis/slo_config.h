@@ -98,14 +98,16 @@ struct ColocationConfig {
 /// case-insensitively when no exact match exists, and a JSON type mismatch is an error. Refused
 /// as Koordinator's validating webhook refuses them: values out of their range, unknown
 /// calculate or memory-collect policies, a nodeConfig without a nodeSelector (or with an empty
-/// or invalid one).
+/// or invalid one), and text longer than a ConfigMap may hold (kMaxConfigMapValueBytes).
 kube::Expected<ColocationConfig> parseColocationConfig(std::string_view json);
 
 /// The strategy for one node: defaults <- cluster <- first nodeConfig whose nodeSelector
 /// matches `node_labels` <- the node's colocation-strategy annotation (ignored as a whole, and
-/// logged at -v=5 as Koordinator does, when malformed or out of range) <- its
+/// logged at -v=5 as Koordinator does, when malformed, out of range or longer than an
+/// annotation may be) <- its
 /// cpu/memory-reclaim-ratio and mid-static-*-reserved-ratio labels (a float ratio, x100 and
-/// truncated to a percent; a label that is not a non-negative number is ignored).
+/// truncated to a percent; a label that is not a non-negative number, or is longer than a label
+/// value may be, is ignored).
 ColocationStrategy colocationStrategyForNode(const ColocationConfig& config,
                                              const kube::Labels& node_labels,
                                              const kube::Labels& node_annotations);

@@ -2,6 +2,7 @@
 // kernel's CPU list syntax ("0-3,8,10-11") that cpuset.cpus and sysfs cpulist files use.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -14,6 +15,10 @@ namespace koord::cgroup {
 
 /// The largest CPU id a list may name: Linux's NR_CPUS tops out at 8192.
 inline constexpr int kMaxCpuId = 8191;
+/// The longest CPU list parsed: naming each of the kMaxCpuId + 1 ids once, singly, takes under
+/// 40 KiB, so anything longer only repeats ids or pads them. Lists also arrive in pods' and
+/// nodes' annotations, where a repeated "0-8191" must not cost more than a list of every CPU.
+inline constexpr std::size_t kMaxCpuListBytes = 64 * 1024;
 
 /// One logical CPU. core_id is sysfs' own: unique only within a socket, so (socket_id, core_id)
 /// names a physical core and hyper-thread siblings share both.
@@ -45,8 +50,10 @@ kube::Expected<CpuTopology> readCpuTopology(const std::filesystem::path& sys_roo
 /// Parses a CPU list: comma-separated ids and inclusive "a-b" ranges, surrounding whitespace
 /// (the trailing newline of a sysfs or cgroup file) ignored. Returns the ids sorted and without
 /// duplicates; an empty list (an empty cpuset.cpus) is valid. Refused: empty items, signs,
-/// spaces inside, reversed ranges, the kernel's "a-b:stride/group" form (no file writes it), and
-/// ids above kMaxCpuId.
+/// spaces inside, reversed ranges, the kernel's "a-b:stride/group" form (no file writes it), ids
+/// above kMaxCpuId, and lists (whitespace trimmed) longer than kMaxCpuListBytes. Overlapping
+/// ranges are merged before they are expanded: the work and the result stay bounded by the
+/// list's length and kMaxCpuId.
 kube::Expected<std::vector<int>> parseCpuList(std::string_view text);
 
 /// The kernel's spelling of `cpus` (any order, duplicates allowed): "0-3,8,10-11"; "" when

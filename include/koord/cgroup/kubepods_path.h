@@ -41,6 +41,13 @@ kube::Expected<std::string> podDir(CgroupDriver d, QoSTier tier, std::string_vie
 kube::Expected<std::string> containerDir(CgroupDriver d, std::string_view pod_dir,
                                          std::string_view runtime, std::string_view id);
 
+/// The directory a CRI cgroup parent names (what kubelet hands the runtime and runtime-proxy
+/// passes to hooks): "/kubepods/besteffort/pod<uid>" under cgroupfs, a systemd slice name
+/// "kubepods-besteffort-pod<uid>.slice" (each '-' a level:
+/// kubepods.slice/kubepods-besteffort.slice/
+/// ...) or a path of slices under systemd. An error for anything validRelativeDir refuses.
+kube::Expected<std::string> cgroupParentDir(CgroupDriver d, std::string_view parent);
+
 /// A relative cgroup directory as the functions above make them: components of letters, digits,
 /// '.', '_', '-' and '@', none of them "." or "..", no leading or trailing or double slash.
 /// The writer refuses any other directory before it touches the file system.

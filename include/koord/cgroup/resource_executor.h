@@ -3,12 +3,14 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "koord/cgroup/cgroup_resource.h"
 #include "koord/cgroup/cgroup_version.h"
+#include "koord/core/clock.h"
 #include "koord/kube/error.h"
 
 namespace koord::cgroup {
@@ -22,9 +24,16 @@ struct CgroupRoot {
 
 enum class WriteOutcome { kWritten, kUnchanged };
 
+class WriteFailures;
+
+/// Whether a write failed because the kernel refused it (its code is the errno). The executor
+/// has logged and counted such a failure already, so a caller need not log it again.
+bool isKernelRefusal(const kube::Error& e);
+
 class ResourceExecutor {
  public:
-  explicit ResourceExecutor(CgroupRoot root);
+  /// Copies share one record of refused writes (see write()).
+  explicit ResourceExecutor(CgroupRoot root, const Clock& clock = Clock::real());
 
   const CgroupRoot& root() const { return root_; }
 
@@ -32,7 +41,9 @@ class ResourceExecutor {
   /// kubepods_path builds it). The directory is walked one component at a time with
   /// O_NOFOLLOW from the root, so neither ".." nor a symlink planted in the tree can lead out of
   /// it. A value equal to what the file holds is not written again. Errors name the file and the
-  /// value.
+  /// value. A value the kernel refused is logged once per run of refusals of that file, counted
+  /// in koordlet_cgroup_write_errors_total{file,errno}, and not tried again before a backoff
+  /// (1 s doubling to 5 min) has passed; a different value is tried at once.
   kube::Expected<WriteOutcome> write(std::string_view dir, Resource r, std::string_view value);
 
   /// The file's content in v1 terms (cpu.weight read back as shares, cpu.max split into quota
@@ -56,6 +67,7 @@ class ResourceExecutor {
                                 std::string_view value) const;
 
   CgroupRoot root_;
+  std::shared_ptr<WriteFailures> failures_;
 };
 
 }  // namespace koord::cgroup

@@ -45,8 +45,10 @@ enum FrameFlag : std::uint8_t {
 enum SettingId : std::uint16_t {
   kHeaderTableSize = 0x1,
   kEnablePush = 0x2,
+  kMaxConcurrentStreamsSetting = 0x3,
   kInitialWindowSize = 0x4,
   kMaxFrameSizeSetting = 0x5,
+  kMaxHeaderListSizeSetting = 0x6,
 };
 
 enum ErrorCode : std::uint32_t {
@@ -58,6 +60,7 @@ enum ErrorCode : std::uint32_t {
   kRefusedStream = 0x7,
   kCancel = 0x8,
   kCompressionError = 0x9,
+  kEnhanceYourCalm = 0xb,
 };
 
 struct FrameHeader {

@@ -26,9 +26,11 @@ class GrpcUnaryServer {
   /// `path` as gRPC spells it: "/package.Service/Method". Before start() only.
   void addMethod(std::string path, Handler handler);
 
-  /// Listens on `socket_path` (the caller has made its directory and removed a stale socket)
-  /// and serves from a thread of its own. Throws std::system_error when it cannot listen.
-  void start(const std::string& socket_path);
+  /// Listens on `socket_path` (the caller has made its directory and checked that nobody
+  /// serves a socket there, which is then replaced), created with `mode` whatever the umask:
+  /// 0600 by default, as a hook server is dialled by root's runtime-proxy only. Serves from a
+  /// thread of its own. Throws std::system_error when it cannot listen.
+  void start(const std::string& socket_path, unsigned mode = 0600);
   /// Stops listening, closes every connection and joins the thread. Safe to call twice.
   void stop();
 

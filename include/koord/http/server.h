@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "koord/http/message.h"
 
@@ -29,6 +30,9 @@ struct TlsServerConfig {
   std::string client_ca_file;
   /// How often, at most, new handshakes look at the files' mtime and size for a rotated cert.
   std::chrono::milliseconds reload_check{1000};
+  /// With client_ca_file: when not empty, the client certificate's subject CN must also be one
+  /// of these, so that a CA shared with other clients does not admit them all.
+  std::vector<std::string> client_common_names{};
 };
 
 struct ServerOptions {
@@ -41,6 +45,12 @@ struct ServerOptions {
   /// How long a keep-alive connection may wait for its next request.
   std::chrono::milliseconds idle_timeout{60000};
   std::size_t max_connections = 1024;
+  /// Request body bytes all connections together may hold: reserved from Content-Length before
+  /// the body is read (as it is read, for chunked bodies) and given back when the response is
+  /// written, or, for an async handler, when it drops the request and `done`. A request that
+  /// would pass it gets 503 with Retry-After, its body unread. 0: no bound but body_limit per
+  /// connection. start() refuses a bound below body_limit, which would refuse some bodies forever.
+  std::size_t max_body_bytes_in_flight = 0;
   std::optional<TlsServerConfig> tls;
   /// The `server` label of this server's metrics and the prefix of its log lines.
   std::string name = "http";
@@ -76,6 +86,7 @@ class Server {
   /// For tests and debugging.
   std::size_t connectionsAccepted() const;
   std::size_t activeConnections() const;
+  std::size_t bodyBytesInFlight() const;
 
  private:
   std::shared_ptr<detail::ServerState> state_;

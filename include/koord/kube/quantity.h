@@ -3,6 +3,7 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,6 +33,13 @@ class Quantity {
   /// big decimal but cannot print them with a suffix; koord refuses them instead.
   static constexpr std::string_view kLimit = "1000E";
 
+  /// The longest text parse() reads. Every value below kLimit, at full nano precision, is
+  /// written in under 40 characters (sign, 21 integer and 9 fraction digits, point, suffix), so
+  /// this leaves room for padding zeros and long exponents while keeping the big-number work on
+  /// untrusted input (pod specs, annotations) trivial; apimachinery has no bound, and a
+  /// multi-megabyte digit string costs seconds there.
+  static constexpr std::size_t kMaxLength = 128;
+
   /// Zero, DecimalSI.
   Quantity() = default;
 
@@ -39,7 +47,8 @@ class Quantity {
   /// n u m "" k M G T P E, or e/E followed by a signed integer. ".5" and "1." are accepted as
   /// Kubernetes accepts them. Sub-nano precision rounds up (away from zero); BinarySI values
   /// above 2^63-1 are capped there, as Kubernetes does. Refused, where Kubernetes would parse
-  /// them as zero: a number with no digit at all ("Mi", ".", "+").
+  /// them as zero: a number with no digit at all ("Mi", ".", "+"). Refused where Kubernetes
+  /// would accept it: text longer than kMaxLength.
   static Expected<Quantity> parse(std::string_view text);
 
   static Quantity fromInt(std::int64_t value, Format format = Format::kDecimalSI);

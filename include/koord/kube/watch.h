@@ -40,28 +40,34 @@ struct WatchEvent {
 };
 
 /// Splits a watch body into events. The apiserver writes one JSON object per line and JSON text
-/// never holds a raw newline, so a line is an event whatever the chunking of the body was.
+/// never holds a raw newline, so a line is an event whatever the chunking of the body was, and a
+/// line that is not an event can be dropped without losing the ones after it.
 class WatchDecoder {
  public:
-  /// An event larger than this is refused: it would otherwise grow the buffer without bound.
+  using Sink = std::function<void(WatchEvent)>;
+  /// Why a line was dropped (it names the fault and quotes the line's start).
+  using SkipSink = std::function<void(std::string_view why)>;
+
+  /// An event larger than this is dropped: keeping it would grow the buffer without bound.
   explicit WatchDecoder(std::size_t max_event_bytes = 16u << 20);
   ~WatchDecoder();
   WatchDecoder(WatchDecoder&&) noexcept;
   WatchDecoder& operator=(WatchDecoder&&) noexcept;
 
-  /// Calls `sink` for each complete event in order. Answers false with `error` set on an
-  /// oversized or malformed event; the decoder is then unusable (the stream must be dropped).
-  bool feed(std::string_view chunk, const std::function<void(WatchEvent)>& sink,
-            std::string& error);
+  /// Calls `sink` for each complete event in order, and `skip` once for each line that is not
+  /// one (malformed, nested deeper than kMaxApiObjectDepth, of no known type, or oversized: the
+  /// bytes of an oversized line are discarded up to its newline, never buffered). One object a
+  /// component cannot read must not stop the stream: every later event would wait behind it.
+  void feed(std::string_view chunk, const Sink& sink, const SkipSink& skip);
   /// Bytes of an unfinished event waiting for the rest.
   std::size_t pending() const { return buf_.size(); }
 
  private:
-  bool decodeLine(std::string_view line, const std::function<void(WatchEvent)>& sink,
-                  std::string& error);
+  void decodeLine(std::string_view line, const Sink& sink, const SkipSink& skip);
 
   std::size_t max_;
   std::string buf_;
+  bool discarding_ = false;  // inside an oversized line, until its newline
   // Kept between events: its scratch stack is allocated once, not per event.
   std::unique_ptr<boost::json::parser> parser_;
 };
@@ -103,7 +109,10 @@ struct WatcherState;
 /// `handler` gets every event except ERROR, serially (never concurrently). `on_error` runs once
 /// when the watch ends for good: ApiError code 410 with isResourceExpired() true when the
 /// resourceVersion is too old (the caller must relist), or another 4xx the server answered.
-/// Transport failures and 5xx/429 are retried with WatchBackoff. The RestClient must outlive
+/// Transport failures and 5xx/429 are retried with WatchBackoff, and so is a stream that ends
+/// within a second with no event (client-go's "very short watch"): reopening that at once would
+/// be a hot loop against the server. An event that cannot be decoded is skipped with one error
+/// line and koord_informer_decode_errors_total{resource}. The RestClient must outlive
 /// the Watcher; callbacks never run after stop() (or the destructor) has returned on a thread
 /// other than the one running them.
 class Watcher {

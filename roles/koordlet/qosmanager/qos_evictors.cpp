@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "koord/core/log.h"
+#include "koord/core/saturating.h"
 #include "metriccache/metric_cache.h"
 #include "qosmanager/evict/cpu_evict_planner.h"
 #include "qosmanager/evict/eviction_strategy.h"
@@ -158,7 +159,8 @@ EvictRound QoSEvictors::cpuEvictOnce(const StatesSnapshot& states,
     for (const auto& container : p.containers) {
       auto r = container.requests.find("kubernetes.io/batch-cpu");
       if (r != container.requests.end() && r->second.value() > 0)
-        c.batch_cpu_request_milli += r->second.value();
+        c.batch_cpu_request_milli =
+            koord::saturatingAdd(c.batch_cpu_request_milli, r->second.value());
     }
     c.eviction_allowed = !evictor_.recentlyEvicted(p.uid);
     candidates.push_back(std::move(c));

@@ -4,63 +4,64 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "koord/apis/extension.h"
+#include "koord/apis/input_limits.h"
 #include "koord/cgroup/cpu_topology.h"
-#include "koord/kube/quantity.h"
+#include "koord/core/saturating.h"
+#include "koord/kube/decode.h"
 
 namespace koord::roles::koordlet {
 
 namespace json = boost::json;
 
-namespace {
-
-constexpr std::string_view kReservationAnnotation = "node.koordinator.sh/reservation";
-
-const json::object* reservation(const NodeInfo& node, json::value& holder) {
-  auto it = node.annotations.find(std::string(kReservationAnnotation));
-  if (it == node.annotations.end())
-    return nullptr;
+kube::Expected<NodeReservation> nodeReservation(const NodeInfo& node) {
+  NodeReservation out;
+  auto it = node.annotations.find(apis::kAnnotationNodeReservation);
+  if (it == node.annotations.end() || it->second.empty())
+    return out;
+  if (auto size = apis::checkValueSize("value", it->second, apis::kMaxAnnotationValueBytes); !size)
+    return size.error();
   boost::system::error_code ec;
-  holder = json::parse(it->second, ec);
-  if (ec || !holder.is_object())
-    return nullptr;
-  return &holder.as_object();
+  const json::value v = json::parse(it->second, ec);
+  if (ec)
+    return kube::makeKubeError(fmt::format("not JSON: {}", ec.message()));
+  if (v.is_null())
+    return out;
+  if (!v.is_object())
+    return kube::makeKubeError("expected an object");
+  const json::object& r = v.get_object();
+  if (const json::value* res = r.if_contains("resources"); res != nullptr && !res->is_null()) {
+    auto resources = kube::decodeResourceList(*res, "resources");
+    if (!resources)
+      return resources.error();
+    if (auto cpu = resources->find("cpu"); cpu != resources->end())
+      out.cpu_milli = std::max<std::int64_t>(0, cpu->second.milliValue());
+  }
+  if (const json::value* cpus = r.if_contains("reservedCPUs");
+      cpus != nullptr && !cpus->is_null()) {
+    if (!cpus->is_string())
+      return kube::makeKubeError("reservedCPUs: expected a string");
+    auto parsed = cgroup::parseCpuList(std::string_view(cpus->get_string()));
+    if (!parsed)
+      return kube::makeKubeError(fmt::format("reservedCPUs: {}", parsed.error().message));
+    out.reserved_cpus = std::move(*parsed);
+  }
+  return out;
 }
 
-}  // namespace
-
-std::vector<int> nodeReservedCPUs(const NodeInfo& node) {
-  json::value holder;
-  const auto* r = reservation(node, holder);
-  if (r == nullptr)
-    return {};
-  auto it = r->find("reservedCPUs");
-  if (it == r->end() || !it->value().is_string() || it->value().as_string().empty())
-    return {};
-  auto cpus = cgroup::parseCpuList(std::string_view(it->value().as_string()));
-  return cpus ? std::move(*cpus) : std::vector<int>{};
-}
-
-std::int64_t nodeReservedCPUMilli(const NodeInfo& node) {
+std::int64_t nodeReservedCPUMilli(const NodeInfo& node, const NodeReservation& reservation) {
   // What the kubelet keeps back (capacity - allocatable) counts too.
   std::int64_t kubelet = 0;
   auto cap = node.capacity.find("cpu");
   auto alloc = node.allocatable.find("cpu");
   if (cap != node.capacity.end() && alloc != node.allocatable.end())
-    kubelet = std::max<std::int64_t>(0, cap->second.milliValue() - alloc->second.milliValue());
-  json::value holder;
-  const auto* r = reservation(node, holder);
-  if (r == nullptr)
-    return kubelet;
-  std::int64_t milli = 0;
-  if (auto res = r->find("resources"); res != r->end() && res->value().is_object()) {
-    if (auto cpu = res->value().as_object().find("cpu");
-        cpu != res->value().as_object().end() && cpu->value().is_string()) {
-      if (auto q = kube::Quantity::parse(std::string_view(cpu->value().as_string())))
-        milli = std::max<std::int64_t>(0, q->milliValue());
-    }
-  }
-  auto pinned = static_cast<std::int64_t>(nodeReservedCPUs(node).size()) * 1000;
-  return std::max({kubelet, milli, pinned});
+    kubelet = std::max<std::int64_t>(
+        0, saturatingSub(cap->second.milliValue(), alloc->second.milliValue()));
+  // At most kMaxCpuId + 1 ids: the product cannot overflow.
+  auto pinned = static_cast<std::int64_t>(reservation.reserved_cpus.size()) * 1000;
+  return std::max({kubelet, reservation.cpu_milli, pinned});
 }
 
 }  // namespace koord::roles::koordlet

@@ -13,6 +13,7 @@
 #include "koord/core/log.h"
 #include "koord/http/client.h"
 #include "koord/kube/informer.h"
+#include "koord/kube/json_limits.h"
 #include "koord/kube/rest_client.h"
 
 namespace koord::roles::koordlet {
@@ -142,7 +143,7 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
         why = fmt::format("HTTP {}", r->status);
       } else {
         boost::system::error_code ec;
-        auto doc = json::parse(r->body, ec);
+        auto doc = json::parse(r->body, ec, {}, kube::apiObjectParseOptions());
         if (ec) {
           why = "body is not JSON: " + ec.message();
         } else if (auto list = decodePodList(doc); !list) {

@@ -215,6 +215,16 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
     out.dry_run = dry_run->get_bool();
   }
 
+  if (const json::value* user = field(*request, "userInfo")) {
+    const json::object* info = user->if_object();
+    if (info == nullptr)
+      return typeError("request.userInfo", "object", *user);
+    auto username = stringField(*info, "username", "request.userInfo");
+    if (!username)
+      return username.error();
+    out.username = std::move(*username);
+  }
+
   bool needs_object = out.operation == Operation::kCreate || out.operation == Operation::kUpdate;
   auto object = embeddedObject(*request, "object", needs_object);
   if (!object)

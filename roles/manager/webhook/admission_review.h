@@ -30,6 +30,8 @@ struct AdmissionRequest {
   std::string namespace_name;  // request.namespace: the object's namespace may be empty on CREATE
   std::string name;
   bool dry_run = false;
+  /// request.userInfo.username: who asked the API server ("" when the review names nobody).
+  std::string username;
   /// request.object; empty for DELETE and CONNECT.
   boost::json::object object;
   /// request.oldObject: always for UPDATE, for DELETE when the API server sends it.

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "koord/apis/extension.h"
 #include "webhook/pod_fields.h"
@@ -163,6 +164,40 @@ kube::Expected<std::vector<std::string>> validatePod(const boost::json::object& 
   return errors;
 }
 
+kube::Expected<std::vector<std::string>> forbiddenSchedulerAnnotations(
+    const boost::json::object& pod, const boost::json::object* old_pod, std::string_view username,
+    const PodValidatingOptions& options) {
+  std::vector<std::string> errors;
+  const auto& allowed = options.scheduler_usernames;
+  if (std::find(allowed.begin(), allowed.end(), username) != allowed.end())
+    return errors;
+  auto now = podStringMap(pod, "annotations");
+  if (!now)
+    return now.error();
+  kube::Labels before;
+  if (old_pod != nullptr) {
+    auto old = podStringMap(*old_pod, "annotations");
+    if (!old)
+      return old.error();
+    before = std::move(*old);
+  }
+  for (std::string_view key : apis::kSchedulerOwnedPodAnnotations) {
+    auto a = now->find(key);
+    auto b = before.find(key);
+    const bool same = (a == now->end() && b == before.end()) ||
+                      (a != now->end() && b != before.end() && a->second == b->second);
+    if (same)
+      continue;
+    errors.push_back(
+        forbidden(fmt::format("metadata.annotations[{}]", key),
+                  fmt::format("set by the scheduler only ({}), not by {}",
+                              allowed.empty() ? std::string("nobody else")
+                                              : fmt::format("{}", fmt::join(allowed, ", ")),
+                              username.empty() ? std::string_view("an unnamed user") : username)));
+  }
+  return errors;
+}
+
 std::string aggregateMessages(const std::vector<std::string>& messages) {
   std::vector<std::string_view> unique;
   for (const auto& m : messages) {
@@ -191,6 +226,11 @@ Handler podValidatingHandler(PodValidatingOptions options) {
     const boost::json::object* old_pod =
         request.operation == Operation::kUpdate && request.old_object ? &*request.old_object
                                                                       : nullptr;
+    auto owned = forbiddenSchedulerAnnotations(request.object, old_pod, request.username, options);
+    if (!owned)
+      return AdmissionResponse::errored(400, owned.error().message);
+    if (!owned->empty())
+      return AdmissionResponse::deny(aggregateMessages(*owned));
     auto errors = validatePod(request.object, old_pod, options);
     if (!errors)
       return AdmissionResponse::errored(400, errors.error().message);

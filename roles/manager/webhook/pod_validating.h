@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "koord/kube/error.h"
@@ -17,6 +18,9 @@ struct PodValidatingOptions {
   /// The ColocationProfileSkipValidatingPriority feature gate: koordinator.sh/priority may
   /// change on UPDATE.
   bool skip_validating_priority = false;
+  /// Who may set or change the scheduler-owned annotations (apis::kSchedulerOwnedPodAnnotations):
+  /// koord-scheduler's service account. Empty: nobody.
+  std::vector<std::string> scheduler_usernames;
 };
 
 /// Every rule the pod breaks, each formatted as Kubernetes' field.Error ("labels.koordinator.sh/
@@ -26,12 +30,20 @@ kube::Expected<std::vector<std::string>> validatePod(const boost::json::object& 
                                                      const boost::json::object* old_pod,
                                                      const PodValidatingOptions& options = {});
 
+/// The scheduler-owned annotations a CREATE brings, or an UPDATE adds, changes or removes, when
+/// `username` is not one of options.scheduler_usernames: one field.Error each. Koordinator lets
+/// any user set them, and the koordlet trusts them (a resource-status cpuset is pinned).
+kube::Expected<std::vector<std::string>> forbiddenSchedulerAnnotations(
+    const boost::json::object& pod, const boost::json::object* old_pod, std::string_view username,
+    const PodValidatingOptions& options);
+
 /// The messages joined as field.ErrorList.ToAggregate().Error() does: duplicates dropped, one
 /// message alone, several as "[a, b]".
 std::string aggregateMessages(const std::vector<std::string>& messages);
 
-/// The /validate-pod handler: CREATE and UPDATE are checked, a violation is denied with code 400
-/// and the aggregate message (Koordinator answers with admission.Errored(400)).
+/// The /validate-pod handler: CREATE and UPDATE are checked. A scheduler-owned annotation set by
+/// anyone else is denied with 403 Forbidden; a co-location rule broken with code 400 and the
+/// aggregate message (Koordinator answers with admission.Errored(400)).
 Handler podValidatingHandler(PodValidatingOptions options = {});
 
 }  // namespace koord::manager::webhook

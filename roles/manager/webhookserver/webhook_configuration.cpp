@@ -15,6 +15,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr const char* kTemplateAnnotation = "template";
+constexpr int kTimeoutSeconds = 10;
 
 json::object rule(const char* resource, std::initializer_list<const char*> operations) {
   json::array ops;
@@ -49,6 +50,9 @@ json::object webhook(const char* name, const char* path, json::object rule_obj,
       {"failurePolicy", failure_policy},
       {"rules", json::array{std::move(rule_obj)}},
       {"sideEffects", "None"},
+      // The server answers a review that overruns at its 8 s deadline; the apiserver must still
+      // be waiting then, and must not hold a pod creation much longer.
+      {"timeoutSeconds", kTimeoutSeconds},
   };
 }
 

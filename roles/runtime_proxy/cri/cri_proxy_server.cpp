@@ -17,6 +17,7 @@
 #include "koord/app/role_app.h"
 #include "koord/app/unix_socket.h"
 #include "koord/core/log.h"
+#include "koord/h2/unix_listen.h"
 
 namespace koord::roles::runtime_proxy {
 
@@ -95,14 +96,17 @@ CriProxyServer::~CriProxyServer() {
 
 void CriProxyServer::start() {
   app::prepareUnixSocketPath(impl_->socket_path);
+  // 0660, as containerd's own socket: root, and the root group's tools (crictl), only.
+  std::error_code listen_error;
+  const int fd = h2::listenUnixSocket(impl_->socket_path, 0660, listen_error);
+  if (fd < 0)
+    throw app::ConfigError(
+        fmt::format("cannot serve CRI on {}: {}", impl_->socket_path, listen_error.message()));
   boost::system::error_code ec;
   impl_->acceptor.emplace(*impl_->io);
-  (void)impl_->acceptor->open(asio::local::stream_protocol(), ec);
-  if (!ec)
-    (void)impl_->acceptor->bind(asio::local::stream_protocol::endpoint(impl_->socket_path), ec);
-  if (!ec)
-    (void)impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  (void)impl_->acceptor->assign(asio::local::stream_protocol(), fd, ec);
   if (ec) {
+    ::close(fd);
     impl_->acceptor.reset();
     throw app::ConfigError(
         fmt::format("cannot serve CRI on {}: {}", impl_->socket_path, ec.message()));

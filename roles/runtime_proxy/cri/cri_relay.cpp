@@ -1,10 +1,13 @@
 #include "cri/cri_relay.h"
 
+#include <fmt/format.h>
 #include <grpcpp/support/status.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <any>
@@ -25,6 +28,7 @@
 #include "koord/h2/frame.h"
 #include "koord/h2/grpc_wire.h"
 #include "koord/h2/hpack.h"
+#include "koord/h2/limits.h"
 
 namespace koord::roles::runtime_proxy {
 
@@ -65,8 +69,10 @@ void RelayShared::detachWake() {
 namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
-// grpc-go's default limit on a header list; a block past it is not a CRI call.
-constexpr std::size_t kMaxHeaderBlock = 16 * 1024 * 1024;
+// Calls in flight over all of kubelet's connections (each also bounded by
+// h2::kMaxConcurrentStreams): beyond it a new call is refused (REFUSED_STREAM, which kubelet's
+// gRPC retries) rather than the proxy holding an unbounded number of requests.
+constexpr std::size_t kMaxRelayCalls = 4 * h2::kMaxConcurrentStreams;
 // kubelet's (and containerd's) limit on a CRI message, with its 5-byte prefix.
 constexpr std::size_t kMaxHookedBody = kMaxCriMessageBytes + 5;
 // A hooked call's answer is held until its trailers so that the bookkeeping runs before
@@ -136,6 +142,9 @@ struct Side {
   bool write_busy = false;
   // What a frame still being read needs in all, so that the next read makes room for it.
   std::size_t need = 0;
+  // Frames in `out` the relay made itself because of what the peer sent (acknowledgements,
+  // resets), counted against h2::kMaxQueuedControlFrames.
+  std::size_t owed_control = 0;
 };
 
 // A header block being read: HEADERS, then CONTINUATION frames until END_HEADERS.
@@ -197,9 +206,11 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   RelayConnection& operator=(const RelayConnection&) = delete;
 
   void start() {
-    // The server's preface: an empty SETTINGS (every default), so that kubelet's connection is
-    // ready before the runtime is dialled; kubelet's first SETTINGS ACK is for it and stops here.
-    h2::appendFrameHeader(kubelet_.out, 0, h2::kSettings, 0, 0);
+    // The server's preface, so that kubelet's connection is ready before the runtime is
+    // dialled: the relay's own limits, every other setting the default (the runtime's SETTINGS
+    // follow through the relay). kubelet's first SETTINGS ACK is for it and stops here.
+    h2::appendSettings(kubelet_.out, {{h2::kMaxConcurrentStreamsSetting, h2::kMaxConcurrentStreams},
+                                      {h2::kMaxHeaderListSizeSetting, h2::kMaxHeaderListSize}});
     flush(kubelet_);
     readKubelet();
   }
@@ -268,7 +279,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       return;
     }
     kubelet_.in.commit(n);
-    if (!readKubeletFrames())
+    if (!readKubeletFrames() || !withinLimits())
       return;
     flushBoth();
     readKubelet();
@@ -294,7 +305,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       return;
     }
     runtime_.in.commit(n);
-    if (!readRuntimeFrames())
+    if (!readRuntimeFrames() || !withinLimits())
       return;
     flushBoth();
     readRuntime();
@@ -312,6 +323,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
     side.writing.swap(side.out);
     side.out.clear();
     side.write_busy = true;
+    side.owed_control = 0;
     asio::async_write(
         side.socket, asio::buffer(side.writing),
         [self = shared_from_this(), &side](const boost::system::error_code& ec, std::size_t) {
@@ -347,6 +359,43 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
     KOORD_LOG_ERROR("runtime-proxy: closing a kubelet connection: {}", why);
     close();
     return false;
+  }
+
+  // A connection error of `peer`'s (RFC 9113 5.4.1): it is told why with a GOAWAY, best effort
+  // and only between writes (not to cut a frame in half), and both connections end.
+  bool failPeer(Side& peer, std::string_view why, std::uint32_t code) {
+    KOORD_LOG_ERROR("runtime-proxy: closing a kubelet connection: {} (GOAWAY {:#x} to {})", why,
+                    code, &peer == &kubelet_ ? "kubelet" : "the runtime");
+    if (!peer.write_busy && peer.socket.is_open()) {
+      std::string goaway;
+      h2::appendGoaway(goaway, &peer == &kubelet_ ? last_kubelet_stream_ : 0, code);
+      (void)::send(peer.socket.native_handle(), goaway.data(), goaway.size(),
+                   MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    close();
+    return false;
+  }
+
+  // What a peer that sends without reading makes the relay hold: frames the relay itself owes
+  // it (acknowledgements, resets), and bytes waiting for it (h2/limits.h). Checked once a read.
+  bool withinLimits() {
+    for (Side* side : {&kubelet_, &runtime_}) {
+      std::size_t waiting = side->out.size();
+      if (side == &runtime_)
+        waiting += up_blocked_.size() + pre_connect_.size();
+      if (side->owed_control > h2::kMaxQueuedControlFrames)
+        return failPeer(*side,
+                        fmt::format("the peer does not read while it makes the relay queue over "
+                                    "{} acknowledgements and resets",
+                                    h2::kMaxQueuedControlFrames),
+                        h2::kEnhanceYourCalm);
+      if (waiting > h2::kMaxUnwrittenBytes)
+        return failPeer(*side,
+                        fmt::format("the peer does not read while over {} bytes wait for it",
+                                    h2::kMaxUnwrittenBytes),
+                        h2::kEnhanceYourCalm);
+    }
+    return true;
   }
 
   // -- the runtime's connection --------------------------------------------------------------
@@ -545,12 +594,56 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
     // The rest of a request is not wanted (RFC 9113 8.1).
     if (!kubelet_done)
       h2::appendRstStream(kubelet_.out, id, h2::kNoError);
+    rememberAnswered(id);
+  }
+
+  void rememberAnswered(std::uint32_t id) {
     answered_.insert(id);
     answered_order_.push_back(id);
     if (answered_order_.size() > kAnsweredMemory) {
       answered_.erase(answered_order_.front());
       answered_order_.pop_front();
     }
+  }
+
+  // The runtime's SETTINGS go to kubelet as they came, but for limits above the relay's own
+  // (kubelet would otherwise open streams or send headers the relay then refuses).
+  void appendClampedSettings(std::string_view frame) {
+    const std::size_t at = kubelet_.out.size();
+    kubelet_.out.append(frame);
+    char* entries = kubelet_.out.data() + at + h2::kFrameHeaderSize;
+    for (std::size_t i = 0; i + 6 <= frame.size() - h2::kFrameHeaderSize; i += 6) {
+      const auto id = static_cast<std::uint16_t>((static_cast<std::uint8_t>(entries[i]) << 8) |
+                                                 static_cast<std::uint8_t>(entries[i + 1]));
+      std::uint32_t limit = 0;
+      if (id == h2::kMaxConcurrentStreamsSetting)
+        limit = h2::kMaxConcurrentStreams;
+      else if (id == h2::kMaxHeaderListSizeSetting)
+        limit = static_cast<std::uint32_t>(h2::kMaxHeaderListSize);
+      else
+        continue;
+      if (h2::readUint32(entries + i + 2) <= limit)
+        continue;
+      for (int b = 0; b < 4; ++b)
+        entries[i + 2 + b] = static_cast<char>(limit >> (8 * (3 - b)));
+    }
+  }
+
+  // A call past the relay's bounds on calls in flight: refused before the runtime sees it
+  // (RST_STREAM REFUSED_STREAM: the request was not processed, and gRPC retries it), and its
+  // later frames are dropped as an answered call's.
+  void refuseCall(std::uint32_t id) {
+    if (!refused_logged_) {
+      refused_logged_ = true;
+      KOORD_LOG_WARNING(
+          "runtime-proxy: kubelet opened more calls than the relay takes at once ({} on a "
+          "connection, {} in all); refusing the excess (REFUSED_STREAM, logged once per "
+          "connection)",
+          h2::kMaxConcurrentStreams, kMaxRelayCalls);
+    }
+    h2::appendRstStream(kubelet_.out, id, h2::kRefusedStream);
+    ++kubelet_.owed_control;
+    rememberAnswered(id);
   }
 
   // -- kubelet to the runtime ----------------------------------------------------------------
@@ -566,6 +659,11 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
       const auto h = h2::parseFrameHeader(view.data());
       if (h.length > h2::kMaxFrameSize)
         return fail("a frame longer than HTTP/2 allows");
+      // Refused from its frame header, before its payload is buffered.
+      if (h.length > h2::kMaxHeaderListSize &&
+          (h.type == h2::kHeaders || h.type == h2::kContinuation))
+        return failPeer(side, "a header block fragment past the header list limit",
+                        h2::kEnhanceYourCalm);
       const std::size_t size = h2::kFrameHeaderSize + h.length;
       if (view.size() < size) {
         side.need = size - view.size();
@@ -626,6 +724,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
           if (!(h.flags & h2::kAck)) {
             h2::appendFrameHeader(kubelet_.out, h.length, h2::kPing, h2::kAck, 0);
             kubelet_.out.append(payload);
+            ++kubelet_.owed_control;
           }
           return true;
         }
@@ -657,24 +756,20 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
     }
   }
 
-  // A decoded header list past grpc-go's default limit ends the connection: a small block can
-  // name big table entries many times over.
-  bool decodeHeaders(h2::HpackDecoder& decoder, const std::string& block, h2::HeaderList& out,
-                     std::string_view from) {
+  // The decoders stop at h2::kMaxHeaderListSize while decoding: a small block can name big
+  // table entries many times over, and its list must not be built before it is refused.
+  bool decodeHeaders(h2::HpackDecoder& decoder, Side& from, const std::string& block,
+                     h2::HeaderList& out) {
     std::string error;
     if (!decoder.decodeReplacing(block, out, error))
-      return fail(std::string(from) + "'s header block: " + error);
-    std::size_t size = 0;
-    for (const auto& field : out)
-      size += field.name.size() + field.value.size() + 32;
-    if (size > kMaxHeaderBlock)
-      return fail(std::string(from) + "'s header list is past 16 MiB");
+      return failPeer(from, "a header block: " + error,
+                      decoder.overLimit() ? h2::kEnhanceYourCalm : h2::kCompressionError);
     return true;
   }
 
   // Collects a header block; `complete` once END_HEADERS came. false when the connection failed.
-  bool collectHeaders(PendingHeaders& pending, const h2::FrameHeader& h, std::string_view payload,
-                      bool& complete) {
+  bool collectHeaders(PendingHeaders& pending, Side& from, const h2::FrameHeader& h,
+                      std::string_view payload, bool& complete) {
     complete = false;
     if (h.type == h2::kHeaders) {
       const auto fragment = h2::framePayload(h, payload);
@@ -687,10 +782,12 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
     } else {
       if (!pending.active || h.stream != pending.stream)
         return fail("a CONTINUATION frame outside a header block");
+      // Checked before the fragment is kept: a peer that never ends a block holds one limit.
+      if (pending.block.size() + payload.size() > h2::kMaxHeaderListSize)
+        return failPeer(from, "CONTINUATION frames past the header list limit",
+                        h2::kEnhanceYourCalm);
       pending.block.append(payload);
     }
-    if (pending.block.size() > kMaxHeaderBlock)
-      return fail("a header block past 16 MiB");
     if (h.flags & h2::kEndHeaders) {
       pending.active = false;
       complete = true;
@@ -700,12 +797,12 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
 
   bool kubeletHeaders(const h2::FrameHeader& h, std::string_view payload) {
     bool complete = false;
-    if (!collectHeaders(up_headers_, h, payload, complete))
+    if (!collectHeaders(up_headers_, kubelet_, h, payload, complete))
       return false;
     if (!complete)
       return true;
     h2::HeaderList& headers = up_fields_;
-    if (!decodeHeaders(up_decoder_, up_headers_.block, headers, "kubelet"))
+    if (!decodeHeaders(up_decoder_, kubelet_, up_headers_.block, headers))
       return false;
     const std::uint32_t id = up_headers_.stream;
     const bool end = up_headers_.end_stream;
@@ -733,6 +830,11 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   }
 
   bool kubeletCall(std::uint32_t id, const h2::HeaderList& headers, bool end_stream) {
+    if (streams_.size() >= h2::kMaxConcurrentStreams ||
+        shared_.active_calls.load(std::memory_order_relaxed) >= kMaxRelayCalls) {
+      refuseCall(id);
+      return true;
+    }
     const CriMethod method = classifyCriMethod(h2::headerValue(headers, ":path").value_or(""));
     auto& stream = streams_[id];
     shared_.active_calls.fetch_add(1, std::memory_order_relaxed);
@@ -881,7 +983,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
                   stream.hooked->window += delta;
             }
           });
-          kubelet_.out.append(frame);
+          appendClampedSettings(frame);
           if (window_grew)
             retryWaitingCalls();
           return true;
@@ -964,13 +1066,13 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
 
   bool runtimeHeaders(const h2::FrameHeader& h, std::string_view payload) {
     bool complete = false;
-    if (!collectHeaders(down_headers_, h, payload, complete))
+    if (!collectHeaders(down_headers_, runtime_, h, payload, complete))
       return false;
     if (!complete)
       return true;
     // Decoded even for a call the proxy answered: the runtime's encoder counts on it.
     h2::HeaderList& headers = down_fields_;
-    if (!decodeHeaders(down_decoder_, down_headers_.block, headers, "the runtime"))
+    if (!decodeHeaders(down_decoder_, runtime_, down_headers_.block, headers))
       return false;
     const std::uint32_t id = down_headers_.stream;
     const bool end = down_headers_.end_stream;
@@ -1042,6 +1144,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
 
   std::unordered_map<std::uint32_t, StreamState> streams_;
   std::uint32_t last_kubelet_stream_ = 0;
+  bool refused_logged_ = false;
   std::unordered_set<std::uint32_t> answered_;
   std::deque<std::uint32_t> answered_order_;
 

@@ -18,12 +18,6 @@ namespace koord::roles::runtime_proxy {
 
 namespace {
 
-template <typename Labels>
-bool skipped(const Labels& labels, const std::string& key, const std::string& value) {
-  auto it = labels.find(key);
-  return it != labels.end() && it->second == value;
-}
-
 // What one pre hook does to one kind of request: the hook request it builds, the labels that
 // may skip it, how the answer merges, and a name for logs.
 struct PodSandboxHook {
@@ -35,6 +29,10 @@ struct PodSandboxHook {
   template <typename Request>
   static const auto& labels(const Request& r) {
     return r.config().labels();
+  }
+  template <typename Request>
+  static const auto& pod(const Request& r) {
+    return r.config().metadata();
   }
   template <typename Request, typename Answer>
   static void merge(const Answer& a, Request& r) {
@@ -55,6 +53,10 @@ struct ContainerHook {
   template <typename Request>
   static const auto& labels(const Request& r) {
     return r.sandbox_config().labels();
+  }
+  template <typename Request>
+  static const auto& pod(const Request& r) {
+    return r.sandbox_config().metadata();
   }
   template <typename Request, typename Answer>
   static void merge(const Answer& a, Request& r) {
@@ -92,8 +94,8 @@ bool hookSucceeded(RuntimeHookType type, const std::string& key, const std::stri
 
 template <typename Request, typename Hook>
 void runPreHook(HookDispatcher& dispatcher, RuntimeHookType type, const HookServer& server,
-                const std::string& bytes, std::string& request, const std::string& skip_key,
-                const std::string& skip_value, std::function<void(const grpc::Status&)> done) {
+                const std::string& bytes, std::string& request, SkipLabelPolicy& skip,
+                std::function<void(const grpc::Status&)> done) {
   auto parsed = std::make_shared<Request>();
   if (!parsed->ParseFromString(bytes)) {
     // Not ours to judge: the runtime answers a malformed request as it would without us.
@@ -102,9 +104,9 @@ void runPreHook(HookDispatcher& dispatcher, RuntimeHookType type, const HookServ
     done(grpc::Status::OK);
     return;
   }
-  if (skipped(Hook::labels(*parsed), skip_key, skip_value)) {
+  if (skip.skips(Hook::labels(*parsed), Hook::pod(*parsed))) {
     KOORD_VLOG(4, "runtime-proxy: {} {}: skipped by label {}={}", toString(type),
-               Hook::key(*parsed), skip_key, skip_value);
+               Hook::key(*parsed), skip.key(), skip.value());
     done(grpc::Status::OK);
     return;
   }
@@ -146,11 +148,8 @@ std::string containerKey(const hookapi::ContainerResourceHookRequest& r) {
 }  // namespace
 
 HookInterceptor::HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache& cache,
-                                 std::string skip_key, std::string skip_value)
-    : dispatcher_(dispatcher),
-      cache_(cache),
-      skip_key_(std::move(skip_key)),
-      skip_value_(std::move(skip_value)) {}
+                                 SkipLabelPolicy& skip)
+    : dispatcher_(dispatcher), cache_(cache), skip_(skip) {}
 
 void HookInterceptor::attach(boost::asio::io_context* io) {
   dispatcher_.runOn(io);
@@ -191,18 +190,18 @@ void HookInterceptor::before(const CriMethod& method, std::string& request, std:
     case RuntimeHookType::kPreRunPodSandbox:
       if (v1)
         runPreHook<::runtime::v1::RunPodSandboxRequest, PodSandboxHook>(
-            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_, std::move(done));
       else
         runPreHook<::runtime::v1alpha2::RunPodSandboxRequest, PodSandboxHook>(
-            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_, std::move(done));
       return;
     case RuntimeHookType::kPreCreateContainer:
       if (v1)
         runPreHook<::runtime::v1::CreateContainerRequest, ContainerHook>(
-            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_, std::move(done));
       else
         runPreHook<::runtime::v1alpha2::CreateContainerRequest, ContainerHook>(
-            dispatcher_, type, *server, bytes, request, skip_key_, skip_value_, std::move(done));
+            dispatcher_, type, *server, bytes, request, skip_, std::move(done));
       return;
     default:
       containerPreHook(method, type, *server, bytes, request, std::move(done));
@@ -230,7 +229,7 @@ void HookInterceptor::containerPreHook(const CriMethod& method, RuntimeHookType 
       done(grpc::Status::OK);
       return;
     }
-    if (skipped(cached->pod_labels(), skip_key_, skip_value_)) {
+    if (skip_.skips(cached->pod_labels(), cached->pod_meta())) {
       done(grpc::Status::OK);
       return;
     }
@@ -280,7 +279,7 @@ void HookInterceptor::keepForPostHook(const CriMethod& method, const std::string
     if (!id.ParseFromString(req))
       return;
     if (auto cached = cache_.sandbox(id.pod_sandbox_id());
-        cached && !skipped(cached->labels(), skip_key_, skip_value_))
+        cached && !skip_.skips(cached->labels(), cached->pod_meta()))
       state = std::move(*cached);
     return;
   }
@@ -289,7 +288,7 @@ void HookInterceptor::keepForPostHook(const CriMethod& method, const std::string
   if (!id.ParseFromString(req))
     return;
   if (auto cached = cache_.container(id.container_id());
-      cached && !skipped(cached->pod_labels(), skip_key_, skip_value_))
+      cached && !skip_.skips(cached->pod_labels(), cached->pod_meta()))
     state = std::move(*cached);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hooks/hook_server_registry.h"
+#include "hooks/skip_label_policy.h"
 
 #include "cri/call_interceptor.h"
 
@@ -16,11 +17,10 @@ class RuntimeObjectCache;
 
 class HookInterceptor final : public CallInterceptor {
  public:
-  /// Pods labelled `skip_key`=`skip_value` (--runtime-hook-server-key/val) get no hooks.
-  /// `cache` keeps, per pod and container the proxy saw created, what their later calls'
-  /// hooks are told (those calls name only an id).
-  HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache& cache, std::string skip_key,
-                  std::string skip_value);
+  /// Pods `skip` lets past get no hooks. `cache` keeps, per pod and container the proxy saw
+  /// created, what their later calls' hooks are told (those calls name only an id). Both must
+  /// outlive the interceptor.
+  HookInterceptor(HookDispatcher& dispatcher, RuntimeObjectCache& cache, SkipLabelPolicy& skip);
 
   void attach(boost::asio::io_context* io) override;
   void before(const CriMethod& method, std::string& request, std::any& state,
@@ -39,8 +39,7 @@ class HookInterceptor final : public CallInterceptor {
 
   HookDispatcher& dispatcher_;
   RuntimeObjectCache& cache_;
-  std::string skip_key_;
-  std::string skip_value_;
+  SkipLabelPolicy& skip_;
 };
 
 }  // namespace koord::roles::runtime_proxy

@@ -28,3 +28,11 @@ TEST_CASE("extended-resource-spec: containers with their batch requests and limi
                  .message,
              Catch::Contains("containers.a.requests"));
 }
+
+TEST_CASE("extended-resource-spec: longer than an annotation may be is refused unread", "[apis]") {
+  const std::string spec = R"({"containers":{"main":{"limits":{"kubernetes.io/batch-cpu":"2k"}}}})";
+  REQUIRE(parseExtendedResourceSpec(spec).has_value());
+  auto big = parseExtendedResourceSpec(spec + std::string(256 * 1024, ' '));
+  REQUIRE_FALSE(big.has_value());
+  CHECK_THAT(big.error().message, Catch::Contains("more than the 262144 allowed"));
+}

@@ -559,3 +559,26 @@ TEST_CASE("the webhook's profile checks: names and overlapping selectors", "[api
   CHECK(checkNodeProfiles("nodeStrategies", same_name, true).error().message ==
         "nodeStrategies[1].name: duplicate name \"a\"");
 }
+
+TEST_CASE("ConfigMap values, node annotations and labels longer than Kubernetes allows",
+          "[apis][slo_config]") {
+  // Valid JSON padded with spaces: refused by size alone, before it is parsed.
+  const std::string padded = R"({"enable": true)" + std::string(1024 * 1024, ' ') + "}";
+  CHECK_THAT(colocationError(padded), Catch::StartsWith("colocation-config: value: ") &&
+                                          Catch::Contains("more than the 1048576 allowed"));
+  auto burst = parseNodeStrategyConfig("cpu-burst-config", padded);
+  REQUIRE_FALSE(burst.has_value());
+  CHECK_THAT(burst.error().message, Catch::Contains("more than the 1048576 allowed"));
+
+  const std::string cluster = R"({"enable": true, "cpuReclaimThresholdPercent": 70})";
+  const std::string anno = "node.koordinator.sh/colocation-strategy";
+  const std::string big_anno =
+      R"({"cpuReclaimThresholdPercent": 40)" + std::string(256 * 1024, ' ') + "}";
+  CHECK(strategyOf(cluster, {}, {{anno, big_anno}}).cpu_reclaim_threshold_percent == 70);
+  // A ratio label longer than a label value may be: ignored, though it reads as 0.5.
+  const std::string long_ratio = "0.5" + std::string(61, '0');
+  CHECK(strategyOf(cluster, {{"node.koordinator.sh/cpu-reclaim-ratio", long_ratio}})
+            .cpu_reclaim_threshold_percent == 70);
+  CHECK(strategyOf(cluster, {{"node.koordinator.sh/cpu-reclaim-ratio", long_ratio.substr(1)}})
+            .cpu_reclaim_threshold_percent == 50);
+}

@@ -84,3 +84,17 @@ TEST_CASE("relative cgroup directories") {
   CHECK_FALSE(validRelativeDir("kube pods"));
   CHECK_FALSE(validRelativeDir("kubepods\n"));
 }
+
+TEST_CASE("CRI cgroup parents as directories") {
+  CHECK(cgroupParentDir(CgroupDriver::kCgroupfs, "/kubepods/besteffort/pod1234").value() ==
+        "kubepods/besteffort/pod1234");
+  CHECK(cgroupParentDir(CgroupDriver::kSystemd, "kubepods-besteffort-pod12_34.slice").value() ==
+        "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod12_34.slice");
+  CHECK(cgroupParentDir(CgroupDriver::kSystemd, "kubepods-pod1.slice").value() ==
+        "kubepods.slice/kubepods-pod1.slice");
+  CHECK(cgroupParentDir(CgroupDriver::kSystemd, "/kubepods.slice/kubepods-pod1.slice").value() ==
+        "kubepods.slice/kubepods-pod1.slice");
+  for (const char* bad : {"", "/", "/kubepods/../../etc", "kubepods//x", "/kubepods/a b"})
+    CHECK_FALSE(cgroupParentDir(CgroupDriver::kCgroupfs, bad));
+  CHECK_FALSE(cgroupParentDir(CgroupDriver::kSystemd, "../x.slice"));
+}

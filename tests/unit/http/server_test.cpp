@@ -427,3 +427,83 @@ TEST_CASE("server: request targets are split into a decoded path and a raw query
   auto absolute = raw.readResponse();
   CHECK(absolute.rfind("HTTP/1.1 200", 0) == 0);
 }
+
+TEST_CASE("server: bodies past max_body_bytes_in_flight get 503 without being read") {
+  IoThreads loop;
+  auto opts = localOptions("inflight");
+  opts.body_limit = 1000;
+  opts.max_body_bytes_in_flight = 1500;
+  opts.request_deadline = 5s;
+  Server server(loop.io, opts);
+  std::mutex mu;
+  std::vector<std::function<void(Response)>> pending;
+  server.handleAsync("/hold", [&](Request req, std::function<void(Response)> done) {
+    std::lock_guard lock(mu);
+    pending.push_back([done = std::move(done), n = req.body.size()](Response) {
+      done(text(200, std::to_string(n)));
+    });
+  });
+  server.start();
+  auto held = [&] {
+    std::lock_guard lock(mu);
+    return pending.size();
+  };
+  auto post = [](std::size_t length, std::string_view body) {
+    return "POST /hold HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(length) +
+           "\r\n\r\n" + std::string(body);
+  };
+
+  RawSocket first(server.port());
+  first.send(post(1000, std::string(1000, 'a')));
+  REQUIRE(eventually([&] { return held() == 1; }));
+  CHECK(server.bodyBytesInFlight() == 1000);
+
+  // Refused on its headers alone: the body is never sent, and the answer comes anyway.
+  RawSocket second(server.port());
+  second.send(post(1000, ""));
+  auto busy = second.readResponse(2s);
+  CHECK(busy.rfind("HTTP/1.1 503", 0) == 0);
+  CHECK(busy.find("Retry-After: 1\r\n") != std::string::npos);
+  CHECK(second.waitClosed(2s));
+
+  // A chunked body is counted as it arrives.
+  RawSocket chunked(server.port());
+  chunked.send(
+      "POST /hold HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "258\r\n" +
+      std::string(600, 'c') + "\r\n");
+  CHECK(chunked.readResponse(2s).rfind("HTTP/1.1 503", 0) == 0);
+
+  // What fits beside the first still goes through.
+  RawSocket small(server.port());
+  small.send(post(400, std::string(400, 's')));
+  REQUIRE(eventually([&] { return held() == 2; }));
+  CHECK(server.bodyBytesInFlight() == 1400);
+
+  {
+    std::lock_guard lock(mu);
+    for (auto& answer : pending)
+      answer(Response{});
+    pending.clear();
+  }
+  CHECK(first.readResponse().find("\r\n\r\n1000") != std::string::npos);
+  CHECK(small.readResponse().find("\r\n\r\n400") != std::string::npos);
+  // Given back once answered, so a body as large as the first is taken again.
+  CHECK(eventually([&] { return server.bodyBytesInFlight() == 0; }));
+  RawSocket again(server.port());
+  again.send(post(1000, std::string(1000, 'b')));
+  REQUIRE(eventually([&] { return held() == 1; }));
+  std::lock_guard lock(mu);
+  pending.front()(Response{});
+  pending.clear();
+  CHECK(again.readResponse().find("\r\n\r\n1000") != std::string::npos);
+}
+
+TEST_CASE("server: start() refuses max_body_bytes_in_flight below body_limit") {
+  IoThreads loop;
+  auto opts = localOptions("inflight-bad");
+  opts.body_limit = 1000;
+  opts.max_body_bytes_in_flight = 999;
+  Server server(loop.io, opts);
+  CHECK_THROWS_WITH(server.start(), Catch::Contains("max_body_bytes_in_flight"));
+}

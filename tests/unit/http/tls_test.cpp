@@ -285,3 +285,42 @@ TEST_CASE("tls: client construction fails on unusable TLS material") {
   half.client_cert_pem = sharedPki("koord-test-ca-1").serving.cert_pem;
   CHECK_THROWS_AS(Client(loop.io, half), std::runtime_error);
 }
+
+TEST_CASE("tls: client_common_names admits only certificates with those names") {
+  TlsFixture f;
+  writeOrThrow(f.ca_file, f.pki.ca.cert_pem);
+  IoThreads loop;
+  auto opts = f.options("tls-client-cn");
+  opts.tls->client_ca_file = f.ca_file;
+  opts.tls->client_common_names = {"kube-apiserver-webhook-client"};
+  Server server(loop.io, opts);
+  server.handle("/x", [](const Request&) { return text(200, "hello apiserver"); });
+  server.start();
+  auto presenting = [&](const KeyPair& cert) {
+    auto o = trusting(f.pki.ca);
+    o.client_cert_pem = cert.cert_pem;
+    o.client_key_pem = cert.key_pem;
+    return fetch(loop.io, o, server.port());
+  };
+
+  auto apiserver =
+      generateClientCert(f.pki.ca, "kube-apiserver-webhook-client", {}, std::chrono::hours(1));
+  auto ok = presenting(apiserver);
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+  // Signed by the same CA, so only the name tells it apart.
+  LogCounter refusals("refusing client certificate with CN \"koordlet\"");
+  auto other = generateClientCert(f.pki.ca, "koordlet", {"system:nodes"}, std::chrono::hours(1));
+  CHECK_FALSE(presenting(other));
+  CHECK(refusals.count() == 1);
+  CHECK_FALSE(fetch(loop.io, trusting(f.pki.ca), server.port()));
+}
+
+TEST_CASE("tls: client_common_names without client_ca_file fails start()") {
+  TlsFixture f;
+  IoThreads loop;
+  auto opts = f.options("tls-client-cn-no-ca");
+  opts.tls->client_common_names = {"kube-apiserver"};
+  Server server(loop.io, opts);
+  CHECK_THROWS_WITH(server.start(), Catch::Contains("client_ca_file"));
+}

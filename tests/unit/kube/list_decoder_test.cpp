@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "koord/kube/json_limits.h"
 #include "koord/kube/list_decoder.h"
 
 namespace json = boost::json;
@@ -113,4 +114,24 @@ TEST_CASE("ListDecoder handles items larger than its inline arena", "[kube]") {
   REQUIRE(c.items.size() == 2);
   CHECK(c.items[0].size() == big.size() + 10);
   CHECK(c.items[1] == R"({"small":1})");
+}
+
+TEST_CASE("ListDecoder takes an item nested as deep as Go decodes", "[kube]") {
+  // Boost.JSON's default depth (32) refused the whole list, and the informer relisted for good.
+  std::string open, close;
+  for (std::size_t i = 4; i < koord::kube::kMaxApiObjectDepth; ++i) {  // list, items, item, status
+    open += (i % 2) != 0u ? "[" : R"({"a":)";
+    close.insert(0, (i % 2) != 0u ? "]" : "}");
+  }
+  std::string body = R"({"items":[{"metadata":{"name":"deep"},"status":)" + open + "1" + close +
+                     R"(},{"metadata":{"name":"next"}}]})";
+  std::vector<std::string> names;
+  ListDecoder d([&](const json::value& item) {
+    names.emplace_back(item.at("metadata").at("name").as_string());
+    return true;
+  });
+  std::string error;
+  REQUIRE(d.feed(body, error));
+  REQUIRE(d.finish(error));
+  CHECK(names == std::vector<std::string>{"deep", "next"});
 }

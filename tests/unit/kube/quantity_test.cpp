@@ -437,3 +437,24 @@ TEST_CASE("add and sub keep exact values and Kubernetes' format rules", "[kube][
   CHECK(big.add(q("-1E")));
   CHECK(big.toString() == "998E");
 }
+
+TEST_CASE("text longer than kMaxLength is refused before any digit is read", "[kube][quantity]") {
+  // A multi-megabyte number with a matching negative exponent: without the bound, its digits go
+  // into a big integer and get divided by a power of ten as large, which takes seconds.
+  std::string huge(4 * 1024 * 1024, '7');
+  huge += "e-" + std::to_string(huge.size() - 1);
+  auto q = Quantity::parse(huge);
+  REQUIRE_FALSE(q.has_value());
+  CHECK_THAT(q.error().message, Catch::Contains("more than 128"));
+  CHECK(q.error().message.size() < 256);  // quotes only the start
+
+  // At the bound, padded with zeros, a value still parses exactly.
+  std::string padded = "1." + std::string(Quantity::kMaxLength - 3, '0') + "k";
+  REQUIRE(padded.size() == Quantity::kMaxLength);
+  q = Quantity::parse(padded);
+  REQUIRE(q.has_value());
+  CHECK(q->value() == 1000);
+  const std::string longer = "1." + std::string(Quantity::kMaxLength - 2, '0') + "k";
+  CHECK_FALSE(Quantity::parse(longer).has_value());
+  CHECK_FALSE(Quantity::parse("0" + padded).has_value());
+}

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <map>
 
 #include "koord/apis/features.h"
@@ -83,6 +84,11 @@ TEST_CASE("manager reads the webhook environment strictly", "[roles][manager]") 
   CHECK(o.webhook_port == 19876);
   CHECK(o.pod_namespace == "koord");
   CHECK(o.secret_name == "koordinator-webhook-certs");
+  // The scheduler's service account follows the install's namespace unless named.
+  CHECK(schedulerUsernames(o) ==
+        std::vector<std::string>{"system:serviceaccount:koord:koord-scheduler"});
+  o.scheduler_usernames = {"system:serviceaccount:x:my-scheduler"};
+  CHECK(schedulerUsernames(o) == std::vector<std::string>{"system:serviceaccount:x:my-scheduler"});
   for (const char* bad : {"abc", "0", "70000", "9876x"}) {
     g_env = {{"WEBHOOK_PORT", bad}};
     ManagerOptions fresh;
@@ -90,4 +96,36 @@ TEST_CASE("manager reads the webhook environment strictly", "[roles][manager]") 
     CHECK(fresh.webhook_port == 9876);
   }
   g_env.clear();
+}
+
+TEST_CASE("manager takes the apiserver's webhook client CA and names", "[roles][manager]") {
+  {
+    ManagerOptions o;
+    FeatureGate gates(apis::managerFeatures());
+    FlagSet flags("koord-manager");
+    registerFlags(flags, o, gates);
+    REQUIRE(flags.parse({"--webhook-client-ca-file=/etc/koord/apiserver-ca.pem",
+                         "--webhook-client-cn=kube-apiserver,front-proxy-client"}) ==
+            FlagSet::Outcome::kRun);
+    CHECK(o.webhook_client_ca_file == "/etc/koord/apiserver-ca.pem");
+    CHECK(o.webhook_client_cn == std::vector<std::string>{"kube-apiserver", "front-proxy-client"});
+    CHECK_NOTHROW(validate(o));
+  }
+  {
+    // The environment, in the WEBHOOK_* style of the rest; the command line wins over it.
+    ::setenv("WEBHOOK_CLIENT_CA_FILE", "/env/ca.pem", 1);
+    ::setenv("WEBHOOK_CLIENT_CN", "kube-apiserver", 1);
+    ManagerOptions o;
+    FeatureGate gates(apis::managerFeatures());
+    FlagSet flags("koord-manager");
+    registerFlags(flags, o, gates);
+    REQUIRE(flags.parse({"--webhook-client-cn=other"}) == FlagSet::Outcome::kRun);
+    ::unsetenv("WEBHOOK_CLIENT_CA_FILE");
+    ::unsetenv("WEBHOOK_CLIENT_CN");
+    CHECK(o.webhook_client_ca_file == "/env/ca.pem");
+    CHECK(o.webhook_client_cn == std::vector<std::string>{"other"});
+  }
+  ManagerOptions names_only;
+  names_only.webhook_client_cn = {"kube-apiserver"};
+  CHECK_THROWS_WITH(validate(names_only), Catch::Contains("--webhook-client-ca-file"));
 }

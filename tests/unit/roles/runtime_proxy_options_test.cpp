@@ -15,9 +15,23 @@ TEST_CASE("runtime-proxy flags and backend modes", "[roles][runtimeproxy]") {
   CHECK(o.backend_runtime_mode == "Containerd");
   CHECK(o.runtime_hook_server_key == "runtimeproxy.koordinator.sh/skip-hookserver");
   CHECK(o.runtime_hook_server_val == "true");
+  CHECK(o.skip_hookserver_namespaces == std::vector<std::string>{"kube-system"});
   CHECK_NOTHROW(validate(o));
   flags.parse({"--backend-runtime-mode=Docker"});
   CHECK_THROWS_AS(validate(o), app::ConfigError);
   flags.parse({"--backend-runtime-mode=cri-o"});
   CHECK_THROWS_AS(validate(o), FlagError);
+}
+
+TEST_CASE("runtime-proxy flags: the namespaces where the skip label counts",
+          "[roles][runtimeproxy]") {
+  RuntimeProxyOptions o;
+  FlagSet flags("koord-runtime-proxy");
+  registerFlags(flags, o);
+  REQUIRE(flags.parse(std::vector<std::string>{
+              "--skip-hookserver-namespaces=kube-system,koordinator-system"}) ==
+          FlagSet::Outcome::kRun);
+  CHECK(o.skip_hookserver_namespaces ==
+        std::vector<std::string>{"kube-system", "koordinator-system"});
+  CHECK_NOTHROW(validate(o));
 }

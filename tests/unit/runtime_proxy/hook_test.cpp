@@ -26,6 +26,7 @@
 #include "hooks/hook_interceptor.h"
 #include "hooks/hook_server_registry.h"
 #include "hooks/runtime_object_cache.h"
+#include "koord/core/log.h"
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
 #include "test_cri_backend.h"
 
@@ -144,8 +145,8 @@ struct HookRig {
   HookServerRegistry registry{hook_dir};
   HookDispatcher dispatcher{registry, 300ms};
   RuntimeObjectCache cache;
-  HookInterceptor interceptor{dispatcher, cache, "runtimeproxy.koordinator.sh/skip-hookserver",
-                              "true"};
+  SkipLabelPolicy skip{"runtimeproxy.koordinator.sh/skip-hookserver", "true", {"kube-system"}};
+  HookInterceptor interceptor{dispatcher, cache, skip};
   CriProxyServer proxy{{proxy_socket, runtime, image}, &interceptor};
 
   explicit HookRig(const std::string& policy = "Ignore") {
@@ -181,11 +182,12 @@ struct HookRig {
 };
 
 template <typename Api>
-typename Api::CreateContainerRequest createRequest(bool skip_label = false) {
+typename Api::CreateContainerRequest createRequest(bool skip_label = false,
+                                                   const std::string& ns = "default") {
   typename Api::CreateContainerRequest req;
   auto* sandbox = req.mutable_sandbox_config();
   sandbox->mutable_metadata()->set_name("be-pod");
-  sandbox->mutable_metadata()->set_namespace_("default");
+  sandbox->mutable_metadata()->set_namespace_(ns);
   sandbox->mutable_metadata()->set_uid("uid-1");
   sandbox->mutable_linux()->set_cgroup_parent("/kubepods/besteffort/poduid-1");
   if (skip_label)
@@ -218,12 +220,13 @@ struct V1alpha2 {
 };
 
 template <typename Api>
-grpc::Status create(HookRig& rig, std::string& seen, bool skip_label = false) {
+grpc::Status create(HookRig& rig, std::string& seen, bool skip_label = false,
+                    const std::string& ns = "default") {
   auto stub = Api::stub(rig.channel());
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + 10s);
   typename Api::CreateContainerResponse resp;
-  auto st = stub->CreateContainer(&ctx, createRequest<Api>(skip_label), &resp);
+  auto st = stub->CreateContainer(&ctx, createRequest<Api>(skip_label, ns), &resp);
   seen = resp.container_id();
   return st;
 }
@@ -262,9 +265,39 @@ TEST_CASE("runtime-proxy hooks: the skip label keeps a pod's calls away from hoo
           "[runtime-proxy]") {
   HookRig rig;
   std::string seen;
-  REQUIRE(create<V1>(rig, seen, /*skip_label=*/true).ok());
+  REQUIRE(create<V1>(rig, seen, /*skip_label=*/true, "kube-system").ok());
   CHECK(seen == kPlainContainer);
   CHECK(rig.hook.calls == 0);
+}
+
+TEST_CASE(
+    "runtime-proxy hooks: the skip label outside --skip-hookserver-namespaces is ignored, "
+    "logged once per pod",
+    "[runtime-proxy]") {
+  HookRig rig;
+  struct Lines {
+    std::mutex mu;
+    std::vector<std::string> lines;
+    Lines() {
+      koord::log::setSink([this](std::string_view line) {
+        std::lock_guard lock(mu);
+        if (line.find("skip-hookserver-namespaces") != std::string_view::npos)
+          lines.emplace_back(line);
+      });
+    }
+    ~Lines() { koord::log::setSink(nullptr); }
+  } captured;
+  std::string seen;
+  // Anyone who may create a pod in "default" may label it: the hooks (koord's cgroup policy)
+  // still run.
+  REQUIRE(create<V1>(rig, seen, /*skip_label=*/true, "default").ok());
+  CHECK(seen == kHookedContainer);
+  REQUIRE(create<V1alpha2>(rig, seen, /*skip_label=*/true, "default").ok());
+  CHECK(seen == kHookedContainer);
+  CHECK(rig.hook.calls == 2);
+  std::lock_guard lock(captured.mu);
+  REQUIRE(captured.lines.size() == 1);
+  CHECK_THAT(captured.lines[0], Catch::Contains("default/be-pod (uid-1)"));
 }
 
 TEST_CASE(

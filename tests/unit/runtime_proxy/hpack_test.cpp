@@ -694,3 +694,37 @@ TEST_CASE("hpack: a valid Huffman field next to the malformed ones decodes",
   CHECK(decodeOk(decoder, "\x00\x81\x1f\x80"s) == Fields{{"a", ""}});
   CHECK(decodeOk(decoder, std::string("\x00\x00\x00", 3)) == Fields{{"", ""}});
 }
+
+TEST_CASE("hpack: a header list past the limits stops decoding (an HPACK bomb)",
+          "[runtime-proxy][hpack]") {
+  // One 4 KB entry, then one-octet references to it: 8 KB of block, 16 MB of header list.
+  const std::string entry = indexedLiteral("x-bomb", std::string(4000, 'a'), false);
+  std::string bomb = entry;
+  for (int i = 0; i < 4000; ++i) {
+    bomb += indexed(62);
+  }
+  HpackDecoder decoder;
+  CHECK_THAT(decodeError(decoder, bomb), Contains("SETTINGS_MAX_HEADER_LIST_SIZE"));
+  CHECK(decoder.overLimit());
+
+  // A list just under the limit decodes; the limit counts 32 per field, as SETTINGS does.
+  HpackDecoder small(4096, 3 * (6 + 4000 + 32));
+  CHECK(decodeOk(small, entry + indexed(62) + indexed(62)).size() == 3);
+  HpackDecoder over(4096, 3 * (6 + 4000 + 32) - 1);
+  CHECK_THAT(decodeError(over, entry + indexed(62) + indexed(62)), Contains("past"));
+
+  // Many small fields: the count is bounded too.
+  std::string many;
+  for (std::size_t i = 0; i < kMaxHeaderFields + 1; ++i) {
+    many += indexed(2);  // :method GET
+  }
+  HpackDecoder counted;
+  CHECK_THAT(decodeError(counted, many), Contains("fields"));
+  CHECK(counted.overLimit());
+  // decodeReplacing follows the same limits.
+  HpackDecoder replacing;
+  HeaderList out;
+  std::string error;
+  CHECK_FALSE(replacing.decodeReplacing(bomb, out, error));
+  CHECK(out.empty());
+}

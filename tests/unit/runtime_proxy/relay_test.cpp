@@ -145,8 +145,8 @@ TEST_CASE("runtime-proxy relay: a client that is not HTTP/2 is cut off, others g
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   const std::string http1 = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   REQUIRE(::write(fd, http1.data(), http1.size()) == static_cast<ssize_t>(http1.size()));
-  // At most the proxy's preface (an empty SETTINGS frame), then the end of the connection
-  // (not the 5 s read timeout).
+  // At most the proxy's preface (a SETTINGS frame with its limits), then the end of the
+  // connection (not the 5 s read timeout).
   timeval timeout{5, 0};
   REQUIRE(::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) == 0);
   std::string got;
@@ -156,7 +156,11 @@ TEST_CASE("runtime-proxy relay: a client that is not HTTP/2 is cut off, others g
     got.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
   CHECK(n == 0);
-  CHECK(std::string("\0\0\0\x04\0\0\0\0\0", 9).starts_with(got));
+  CHECK(std::string("\0\0\x0c\x04\0\0\0\0\0"
+                    "\0\x03\0\0\x04\0"
+                    "\0\x06\0\x10\0\0",
+                    21)
+            .starts_with(got));
   auto v1 = runtime::v1::RuntimeService::NewStub(ownConnection(s.proxy));
   grpc::ClientContext ctx;
   runtime::v1::VersionResponse resp;

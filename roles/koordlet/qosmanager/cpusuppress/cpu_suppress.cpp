@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "koord/apis/extension.h"
 #include "koord/cgroup/cgroup_reader.h"
 #include "koord/cgroup/kubepods_path.h"
 #include "koord/cgroup/resource_executor.h"
@@ -45,26 +46,40 @@ CPUSuppress::CPUSuppress(const mc::MetricCache& cache, cgroup::ResourceExecutor&
                          metrics::Registry& registry)
     : cache_(cache),
       cgroups_(cgroups),
+      be_quota_tree_(cgroups,
+                     cgroup::qosTierDir(cgroups.root().driver, cgroup::QoSTier::kBestEffort)),
       topology_(std::move(topology)),
       collect_interval_(collect_interval),
       // Koordinator's name and labels, so existing dashboards keep working.
       suppress_cores_(registry.gauge("koordlet_be_suppress_cpu_cores",
                                      "Number of cores suppress by koordlet", {"node", "type"})) {}
 
-// A write that keeps failing (no kubelet yet, say) is worth one line, not one per second.
-void CPUSuppress::warnOnce(const std::string& message) {
-  if (message != last_write_error_)
+// A write that keeps failing (no kubelet yet, say) is worth one line, not one per second. The
+// kernel's refusals the executor has logged and counted already, once per run.
+void CPUSuppress::warnOnce(const kube::Error& error, std::string_view context) {
+  std::string message =
+      context.empty() ? error.message : fmt::format("{}: {}", context, error.message);
+  if (message != last_write_error_ && !cgroup::isKernelRefusal(error))
     KOORD_LOG_WARNING("cpu suppress: {}", message);
-  last_write_error_ = message;
+  last_write_error_ = std::move(message);
+}
+
+// The pods' own quotas are the reconcilers' to get right; a child that cannot follow the tier is
+// worth a line at high verbosity (it is often a pod that just went away).
+kube::Expected<void> CPUSuppress::applyBEQuota(std::int64_t quota) {
+  std::vector<cgroup::QuotaWriteError> child_errors;
+  auto r = be_quota_tree_.apply(quota, &child_errors);
+  for (const auto& e : child_errors)
+    KOORD_VLOG(4, "cpu suppress: {}", e.error.message);
+  return r;
 }
 
 void CPUSuppress::recoverCFSQuota() {
   if (cfs_quota_recovered_)
     return;
-  const auto be = cgroup::qosTierDir(cgroups_.root().driver, cgroup::QoSTier::kBestEffort);
-  auto r = cgroups_.write(be, Resource::kCpuCfsQuota, "-1");
+  auto r = applyBEQuota(kCFSQuotaUnlimited);
   if (!r) {
-    warnOnce("recover besteffort cfs quota: " + r.error().message);
+    warnOnce(r.error(), "recover besteffort cfs quota");
     return;
   }
   cfs_quota_recovered_ = true;
@@ -113,7 +128,7 @@ bool CPUSuppress::writeBECPUSet(const std::vector<int>& cpus, const std::vector<
     if (!r) {
       if (*it == be) {
         ok = false;
-        warnOnce(r.error().message);
+        warnOnce(r.error());
       } else {
         KOORD_VLOG(4, "cpu suppress: {}", r.error().message);
       }
@@ -159,7 +174,17 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
   SuppressInput in;
   in.node_capacity_milli = milliOf(node->capacity, "cpu");
   in.node_used_milli = toMilli(node_used->value);
-  in.node_reserved_milli = nodeReservedCPUMilli(*node);
+  auto parsed_reservation = nodeReservation(*node);
+  std::string reservation_error;
+  if (!parsed_reservation)
+    reservation_error = parsed_reservation.error().message;
+  if (reservation_error != last_reservation_error_ && !reservation_error.empty())
+    KOORD_LOG_WARNING("cpu suppress: node {}: annotation {} ignored: {}", node->name,
+                      apis::kAnnotationNodeReservation, reservation_error);
+  last_reservation_error_ = reservation_error;
+  const NodeReservation reservation =
+      parsed_reservation ? std::move(*parsed_reservation) : NodeReservation{};
+  in.node_reserved_milli = nodeReservedCPUMilli(*node, reservation);
   in.threshold_percent = strategy.threshold_percent;
   in.min_percent = strategy.min_percent;
   for (const auto& p : *pods) {
@@ -195,10 +220,13 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
       // The period is ours to set too: the quota means nothing against another period, so
       // without it the quota is not written either.
       auto r = cgroups_.write(be, Resource::kCpuCfsPeriod, std::to_string(kBECFSPeriodMicros));
+      kube::Expected<void> applied;
       if (r)
-        r = cgroups_.write(be, Resource::kCpuCfsQuota, std::to_string(*next));
+        applied = applyBEQuota(*next);
       if (!r) {
-        warnOnce(r.error().message);
+        warnOnce(r.error());
+      } else if (!applied) {
+        warnOnce(applied.error());
       } else {
         round.be_cfs_quota = *next;
         KOORD_VLOG(3, "cpu suppress: besteffort cfs quota {} (suppress {}m)", *next,
@@ -217,7 +245,7 @@ CPUSuppressRound CPUSuppress::runOnce(const StatesSnapshot& states,
   CPUSetSuppressInput cin;
   cin.suppress_milli = round.calculation.suppress_milli;
   cin.current_be_cpus = old_cpus;
-  cin.excluded_cpus = nodeReservedCPUs(*node);
+  cin.excluded_cpus = reservation.reserved_cpus;
   auto cpus = nextBECPUSet(topology_, cin);
   if (!cpus.empty() && writeBECPUSet(cpus, old_cpus)) {
     round.be_cpus = cpus;

@@ -5,10 +5,13 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "koord/cgroup/cfs_quota_tree.h"
 #include "koord/cgroup/cpu_topology.h"
 #include "koord/core/metrics.h"
+#include "koord/kube/error.h"
 #include "qosmanager/cpusuppress/cpu_suppress_calculator.h"
 #include "qosmanager/cpusuppress/suppress_strategy.h"
 
@@ -46,13 +49,17 @@ class CPUSuppress {
   CPUSuppressRound runOnce(const StatesSnapshot& states, std::chrono::system_clock::time_point now);
 
  private:
-  void warnOnce(const std::string& message);
+  void warnOnce(const kube::Error& error, std::string_view context = {});
+  kube::Expected<void> applyBEQuota(std::int64_t quota);
   void recoverCFSQuota();
   void recoverCPUSet();
   bool writeBECPUSet(const std::vector<int>& cpus, const std::vector<int>& old_cpus);
 
   const metriccache::MetricCache& cache_;
   cgroup::ResourceExecutor& cgroups_;
+  // The besteffort tier's quota with its pods' and containers' kept within it (v1 refuses a
+  // tier quota below a child's, and BE pods with batch-cpu limits have quotas of their own).
+  cgroup::CfsQuotaTree be_quota_tree_;
   cgroup::CpuTopology topology_;
   std::chrono::milliseconds collect_interval_;
   metrics::GaugeFamily& suppress_cores_;
@@ -60,6 +67,8 @@ class CPUSuppress {
   bool cpuset_recovered_ = false;
   std::string last_error_;
   std::string last_write_error_;
+  /// The node reservation's last parse error, logged once until it changes.
+  std::string last_reservation_error_;
 };
 
 }  // namespace qosmanager

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "koord/core/log.h"
+#include "koord/kube/discovery.h"
 #include "koord/kube/event_recorder.h"
 #include "koord/kube/rest_client.h"
 
@@ -33,6 +34,9 @@ struct PodEvictor::Impl {
   metrics::CounterFamily& failures;
   mutable std::mutex mu;
   std::map<std::string, Clock::time_point> evicted;  // uid -> when
+  std::optional<std::string> version;                // under mu
+  bool no_version_logged = false;                    // under mu
+  std::unique_ptr<kube::DiscoveryRetry> discovery;
 
   void forgetOld(Clock::time_point now) {
     for (auto it = evicted.begin(); it != evicted.end();) {
@@ -44,11 +48,59 @@ struct PodEvictor::Impl {
   }
 };
 
+json::value evictionBody(const PodMeta& pod, std::string_view api_version) {
+  return json::object{
+      {"apiVersion", api_version},
+      {"kind", "Eviction"},
+      {"metadata", json::object{{"name", pod.name}, {"namespace", pod.namespace_}}},
+      {"deleteOptions", json::object{{"preconditions", json::object{{"uid", pod.uid}}}}}};
+}
+
 PodEvictor::PodEvictor(kube::RestClient& client, kube::EventRecorder& events,
                        metrics::Registry& registry, std::string node_name)
     : impl_(std::make_shared<Impl>(client, events, registry, std::move(node_name))) {}
 
-PodEvictor::~PodEvictor() = default;
+PodEvictor::~PodEvictor() {
+  stop();
+}
+
+void PodEvictor::discoverEvictionVersion(boost::asio::io_context& io) {
+  if (impl_->discovery)
+    return;
+  impl_->discovery = std::make_unique<kube::DiscoveryRetry>(
+      impl_->client, io, "pod eviction", [](kube::RestClient& c, kube::VersionCallback done) {
+        kube::evictionVersion(c, std::move(done));
+      });
+  // The Impl, not `this`: the answer may come while the evictor is being torn down.
+  impl_->discovery->start([impl = std::weak_ptr<Impl>(impl_)](std::optional<std::string> v) {
+    auto self = impl.lock();
+    if (!self)
+      return;
+    if (v)
+      KOORD_LOG_INFO("pod eviction: the API server takes {} Evictions", *v);
+    else
+      KOORD_LOG_ERROR(
+          "pod eviction: the API server lists no pods/eviction subresource; BE pods cannot be "
+          "evicted");
+    std::lock_guard lock(self->mu);
+    self->version = std::move(v);
+  });
+}
+
+void PodEvictor::setEvictionVersion(std::string api_version) {
+  std::lock_guard lock(impl_->mu);
+  impl_->version = std::move(api_version);
+}
+
+std::optional<std::string> PodEvictor::evictionVersion() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->version;
+}
+
+void PodEvictor::stop() {
+  if (impl_->discovery)
+    impl_->discovery->stop();
+}
 
 bool PodEvictor::recentlyEvicted(const std::string& uid) const {
   std::lock_guard lock(impl_->mu);
@@ -58,6 +110,7 @@ bool PodEvictor::recentlyEvicted(const std::string& uid) const {
 
 void PodEvictor::evict(const PodMeta& pod, std::string reason, std::string message,
                        std::function<void(bool)> done) {
+  std::string version;
   {
     std::lock_guard lock(impl_->mu);
     impl_->forgetOld(Clock::now());
@@ -65,13 +118,19 @@ void PodEvictor::evict(const PodMeta& pod, std::string reason, std::string messa
       done(true);
       return;
     }
+    if (!impl_->version) {
+      if (!impl_->no_version_logged)
+        KOORD_LOG_WARNING(
+            "evict pod {}: not evicting before the API server said which Eviction "
+            "version it takes",
+            pod.key());
+      impl_->no_version_logged = true;
+      done(false);
+      return;
+    }
+    version = *impl_->version;
   }
-  // policy/v1beta1 is what every apiserver from 1.20 on accepts for the eviction subresource.
-  json::value body = json::object{
-      {"apiVersion", "policy/v1beta1"},
-      {"kind", "Eviction"},
-      {"metadata", json::object{{"name", pod.name}, {"namespace", pod.namespace_}}},
-      {"deleteOptions", json::object{{"preconditions", json::object{{"uid", pod.uid}}}}}};
+  json::value body = evictionBody(pod, version);
   kube::ObjectReference ref{"Pod", "v1", pod.namespace_, pod.name, pod.uid, "", ""};
   auto text = fmt::format("evict Pod:{}/{}, reason: {}, message: {}", pod.namespace_, pod.name,
                           reason, message);

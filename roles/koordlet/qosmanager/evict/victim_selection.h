@@ -4,20 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-namespace koord::roles::koordlet::qosmanager {
+#include "koord/core/saturating.h"
 
-inline std::int64_t saturatingAdd(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum))
-    return std::numeric_limits<std::int64_t>::max();
-  return sum;
-}
+namespace koord::roles::koordlet::qosmanager {
 
 /// `before` orders two candidate pointers; `make` turns a candidate into {victim, what it
 /// releases}. Candidates need qos_label and eviction_allowed.
@@ -36,7 +30,7 @@ void takeVictims(std::span<const Candidate> candidates, std::int64_t target, Bef
     if (released >= target) {
       reserves.push_back(std::move(victim));
     } else {
-      released = saturatingAdd(released, release);
+      released = koord::saturatingAdd(released, release);
       victims.push_back(std::move(victim));
     }
   }

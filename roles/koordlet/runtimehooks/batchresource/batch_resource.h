@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "koord/cgroup/cpu_topology.h"
 #include "statesinformer/pod_meta.h"
 
 namespace koord::cgroup {
@@ -30,9 +31,14 @@ struct BatchResourcePlan {
   std::vector<CgroupValues> containers;
 };
 
-/// Koordinator's MilliCPUToShares: milli * 1024 / 1000 within [2, 262144]; 2 for none.
+/// The largest CFS quota written (period 100000): every CPU Linux can have.
+inline constexpr std::int64_t kMaxCFSQuota = std::int64_t{cgroup::kMaxCpuId + 1} * 100000;
+
+/// Koordinator's MilliCPUToShares: milli * 1024 / 1000 within [2, 262144]; 2 for none. Huge
+/// amounts saturate instead of overflowing.
 std::int64_t milliCPUToShares(std::int64_t milli);
-/// Koordinator's MilliCPUToQuota (period 100000): milli * 100, at least 1000; -1 for none.
+/// Koordinator's MilliCPUToQuota (period 100000): milli * 100 within [1000, kMaxCFSQuota]; -1
+/// for none. Huge amounts saturate instead of overflowing.
 std::int64_t milliCPUToQuota(std::int64_t milli);
 
 /// nullopt unless the pod is koord QoS BE (its label) and some container names batch-cpu or
@@ -43,7 +49,9 @@ struct ApplyStats {
   std::size_t written = 0;
   std::size_t unchanged = 0;
   /// One message per failed write (naming the file and value); the rest were still applied.
+  /// Writes the kernel refused are only counted: the executor logged them.
   std::vector<std::string> errors;
+  std::size_t refused = 0;
 };
 
 /// Writes the plan to the pod's cgroup and its containers' (those with a runtime ID).

@@ -105,7 +105,9 @@ CPUIdleApplyStats applyKubeQOSCPUIdle(cgroup::ResourceExecutor& cgroups,
       return stats;
     }
     auto outcome = cgroups.write(dir, cgroup::Resource::kCpuIdle, std::to_string(rule.of(tier)));
-    if (!outcome)
+    if (!outcome && cgroup::isKernelRefusal(outcome.error()))
+      ++stats.refused;
+    else if (!outcome)
       stats.errors.push_back(outcome.error().message);
     else if (*outcome == cgroup::WriteOutcome::kWritten)
       ++stats.written;

@@ -5,15 +5,19 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "koord/apis/extension.h"
+#include "koord/apis/input_limits.h"
 #include "koord/cgroup/cpu_topology.h"
 
 namespace koord::roles::koordlet {
 
 kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(
-    const kube::Annotations& annotations) {
+    const kube::Labels& labels, const kube::Annotations& annotations) {
   auto it = annotations.find(kAnnotationResourceStatus);
   if (it == annotations.end())
     return std::optional<CPUSetBinding>();
+  if (auto size = apis::checkValueSize("value", it->second, apis::kMaxAnnotationValueBytes); !size)
+    return size.error();
   boost::system::error_code ec;
   const boost::json::value v = boost::json::parse(it->second, ec);
   if (ec)
@@ -29,6 +33,13 @@ kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(
     return kube::makeKubeError("cpuset: expected a string");
   if (cpuset->get_string().empty())
     return std::optional<CPUSetBinding>();
+  const apis::QoSClass qos = apis::podQoSClassRaw(labels);
+  if (qos != apis::QoSClass::kLSE && qos != apis::QoSClass::kLSR) {
+    auto label = labels.find(apis::kLabelPodQoS);
+    return kube::makeKubeError(fmt::format(
+        "cpuset: ignored, since only LSE and LSR pods are bound to CPUs and the pod's {} is {}",
+        apis::kLabelPodQoS, label == labels.end() ? "unset" : fmt::format("{:?}", label->second)));
+  }
   auto cpus = cgroup::parseCpuList(cpuset->get_string());
   if (!cpus)
     return kube::makeKubeError(fmt::format("cpuset: {}", cpus.error().message));

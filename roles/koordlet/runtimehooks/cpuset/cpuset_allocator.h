@@ -22,7 +22,12 @@ struct CPUSetBinding {
 
 /// The binding from the pod's annotations: nullopt without the annotation or without a cpuset
 /// in it. The annotation as Go's json.Unmarshal reads Koordinator's ResourceStatus (null is
-/// empty, other keys ignored), and the cpuset must be a valid CPU list; errors name the field.
-kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(const kube::Annotations& annotations);
+/// empty, other keys ignored), at most kMaxAnnotationValueBytes, and the cpuset must be a valid
+/// CPU list; errors name the field. A cpuset is an error unless the pod's koordinator.sh/qosClass
+/// label is LSE or LSR: only those get exclusive CPUs from the scheduler, and anyone who may
+/// create a pod may write the annotation, so honouring it elsewhere would pin a pod onto
+/// another pod's exclusive CPUs.
+kube::Expected<std::optional<CPUSetBinding>> podCPUSetBinding(const kube::Labels& labels,
+                                                              const kube::Annotations& annotations);
 
 }  // namespace koord::roles::koordlet

@@ -6,6 +6,11 @@
 
 #include "koord/apis/extended_resource_spec.h"
 #include "koord/apis/extension.h"
+#include "koord/cgroup/cfs_quota_tree.h"
+#include "koord/cgroup/cgroup_reader.h"
+#include "koord/cgroup/cgroup_resource.h"
+#include "koord/cgroup/kubepods_path.h"
+#include "koord/cgroup/resource_executor.h"
 #include "koord/core/log.h"
 #include "koord/h2/grpc_unary_server.h"
 #include "runtimehooks/batchresource/batch_resource.h"
@@ -62,14 +67,28 @@ void setValues(const CgroupValues& v, hookapi::LinuxContainerResources& out) {
     out.set_memory_limit_in_bytes(v.memory_limit);
 }
 
+// The container's quota within its pod cgroup's current one (see RuntimeHookPlugins::cgroups).
+std::int64_t quotaWithinPod(const cgroup::ResourceExecutor* cgroups,
+                            const hookapi::ContainerResourceHookRequest& req, std::int64_t quota) {
+  if (cgroups == nullptr || quota <= 0)
+    return quota;
+  auto dir = cgroup::cgroupParentDir(cgroups->root().driver, req.pod_cgroup_parent());
+  if (!dir)
+    return quota;
+  auto pod_quota = cgroup::readInt64(*cgroups, *dir, cgroup::Resource::kCpuCfsQuota);
+  return pod_quota ? cgroup::quotaWithin(quota, *pod_quota) : quota;
+}
+
 void batchResource(const hookapi::ContainerResourceHookRequest& req, PodMeta pod,
-                   hookapi::ContainerResourceHookResponse& out) {
+                   const RuntimeHookPlugins& plugins, hookapi::ContainerResourceHookResponse& out) {
   auto plan = planFor(pod, req.pod_labels(), req.pod_annotations());
   if (!plan)
     return;
   for (std::size_t i = 0; i < pod.containers.size(); ++i) {
     if (pod.containers[i].name == req.container_meta().name()) {
-      setValues(plan->containers[i], *out.mutable_container_resources());
+      auto& values = plan->containers[i];
+      values.cfs_quota = quotaWithinPod(plugins.cgroups, req, values.cfs_quota);
+      setValues(values, *out.mutable_container_resources());
       KOORD_VLOG(4, "runtime hook BatchResource: {}/{}: cpu.shares {} cfs_quota {} memory {}",
                  pod.key(), req.container_meta().name(), plan->containers[i].cpu_shares,
                  plan->containers[i].cfs_quota, plan->containers[i].memory_limit);
@@ -96,12 +115,13 @@ hookapi::ContainerResourceHookResponse containerHookAnswer(
   hookapi::ContainerResourceHookResponse out;
   const PodMeta pod = podIdentity(req.pod_meta());
   if (plugins.batch_resource)
-    batchResource(req, pod, out);
+    batchResource(req, pod, plugins, out);
   if (!plugins.cpuset && !plugins.oom_score_adj)
     return out;
   const kube::Annotations annotations(req.pod_annotations().begin(), req.pod_annotations().end());
   if (plugins.cpuset) {
-    auto binding = podCPUSetBinding(annotations);
+    const kube::Labels labels(req.pod_labels().begin(), req.pod_labels().end());
+    auto binding = podCPUSetBinding(labels, annotations);
     if (!binding) {
       KOORD_LOG_ERROR("runtime hook CPUSetAllocator: pod {}: {}: {}", pod.key(),
                       kAnnotationResourceStatus, binding.error().message);

@@ -16,8 +16,9 @@ namespace hookapi = ::runtime::v1alpha1;
 /// The plugins, each the same policy as its reconciler, applied before the container starts:
 /// - BatchResource: a BE pod's batch-cpu and batch-memory (extended-resource-spec annotation)
 ///   become its containers' cpu.shares, CFS quota and memory limit;
-/// - CPUSetAllocator: a pod bound to CPUs (resource-status annotation's cpuset) gets that
-///   cpuset and an unlimited CFS quota, on create and on update;
+/// - CPUSetAllocator: an LSE or LSR pod bound to CPUs (resource-status annotation's cpuset)
+///   gets that cpuset and an unlimited CFS quota, on create and on update; a cpuset on any
+///   other pod is logged and ignored;
 /// - OOMScoreAdj: the container's oom_score_adj from oom-score-adj-spec / oom-score-adj (0
 ///   cannot be asked for: proto3 cannot tell it from "unset", as in Koordinator).
 /// Anything else is answered with no change. A hook never fails a pod: an annotation that does

@@ -6,6 +6,8 @@
 #include <boost/json/value.hpp>
 #include <charconv>
 
+#include "koord/apis/input_limits.h"
+
 namespace koord::roles::koordlet {
 
 namespace {
@@ -23,6 +25,10 @@ kube::Expected<std::optional<std::int64_t>> containerOOMScoreAdj(
     const kube::Annotations& annotations, std::string_view container) {
   if (auto spec = annotations.find(kAnnotationOOMScoreAdjSpec);
       spec != annotations.end() && !spec->second.empty()) {
+    if (auto size = apis::checkValueSize(kAnnotationOOMScoreAdjSpec, spec->second,
+                                         apis::kMaxAnnotationValueBytes);
+        !size)
+      return size.error();
     boost::system::error_code ec;
     const boost::json::value v = boost::json::parse(spec->second, ec);
     if (ec)
@@ -58,6 +64,10 @@ kube::Expected<std::optional<std::int64_t>> containerOOMScoreAdj(
   if (pod == annotations.end() || pod->second.empty())
     return std::optional<std::int64_t>();
   const std::string& text = pod->second;
+  if (auto size =
+          apis::checkValueSize(kAnnotationOOMScoreAdj, text, apis::kMaxSmallAnnotationValueBytes);
+      !size)
+    return size.error();
   std::int64_t n = 0;
   const char* end = text.data() + text.size();
   const char* first = text.data() + (text.front() == '+' ? 1 : 0);

@@ -70,3 +70,40 @@ TEST_CASE("cpu list: parse and format round trip") {
     CHECK(*again == *ids);
   }
 }
+
+TEST_CASE("cpu list: an annotation-sized list of repeated ranges is refused, not expanded") {
+  // The shape of a hostile resource-status annotation: the parser used to expand every copy
+  // (some 300 M ids) before removing duplicates, and accepted the list.
+  std::string text = "0-8191";
+  while (text.size() < 256 * 1024)
+    text += ",0-8191";
+  auto got = parseCpuList(text);
+  REQUIRE_FALSE(got.has_value());
+  CHECK(got.error().message.find("longer than") != std::string::npos);
+  // The message quotes only the start of the list.
+  CHECK(got.error().message.size() < 512);
+}
+
+TEST_CASE("cpu list: repeats within the length bound merge into at most every CPU") {
+  std::string repeated = "0-8191";
+  while (repeated.size() + 7 <= koord::cgroup::kMaxCpuListBytes)
+    repeated += ",0-8191";
+  auto merged = parseCpuList(repeated);
+  REQUIRE(merged.has_value());
+  CHECK(merged->size() == 8192);
+  CHECK(merged->front() == 0);
+  CHECK(merged->back() == 8191);
+
+  // The longest list without a repeat, every id once and singly, is within the bound.
+  std::string every;
+  for (int cpu = koord::cgroup::kMaxCpuId; cpu >= 0; --cpu)
+    every += std::to_string(cpu) + (cpu == 0 ? "" : ",");
+  auto all = parseCpuList(every);
+  REQUIRE(all.has_value());
+  CHECK(all->size() == 8192);
+  CHECK(formatCpuList(*all) == "0-8191");
+
+  auto overlapping = parseCpuList("5-9,0-3,2-6,20,8-10");
+  REQUIRE(overlapping.has_value());
+  CHECK(*overlapping == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20});
+}

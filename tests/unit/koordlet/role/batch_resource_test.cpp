@@ -83,6 +83,33 @@ TEST_CASE("the plan: pod sums, per-container values, unlimited once one is unlim
   CHECK_FALSE(planBatchResource(plain));  // BE without batch resources
 }
 
+TEST_CASE("huge batch limits saturate to a valid quota instead of wrapping negative") {
+  // "1E" milli-cores times the period used to wrap the quota negative: an unthrottled BE pod.
+  CHECK(milliCPUToQuota(std::int64_t{1'000'000'000'000'000'000}) == kMaxCFSQuota);
+  CHECK(milliCPUToQuota(INT64_MAX) == kMaxCFSQuota);
+  CHECK(milliCPUToQuota(8192 * 1000) == kMaxCFSQuota);
+  CHECK(milliCPUToQuota(8192 * 1000 - 1) == kMaxCFSQuota - 100);
+  CHECK(milliCPUToShares(INT64_MAX) == 262144);
+
+  auto p = bePod();
+  for (auto& c : p.containers) {
+    c.requests["kubernetes.io/batch-cpu"] = koord::kube::Quantity::parse("1E").value();
+    c.limits["kubernetes.io/batch-cpu"] = koord::kube::Quantity::parse("1E").value();
+    c.limits["kubernetes.io/batch-memory"] = koord::kube::Quantity::parse("8Ei").value();
+  }
+  auto plan = planBatchResource(p);
+  REQUIRE(plan);
+  for (const CgroupValues& v : plan->containers) {
+    CHECK(v.cfs_quota == kMaxCFSQuota);
+    CHECK(v.cpu_shares == 262144);
+    CHECK(v.memory_limit > 0);
+  }
+  // The pod's sums of two such containers stay at the bounds too.
+  CHECK(plan->pod.cfs_quota == kMaxCFSQuota);
+  CHECK(plan->pod.cpu_shares == 262144);
+  CHECK(plan->pod.memory_limit == INT64_MAX);
+}
+
 TEST_CASE("applied to the pod's and containers' cgroups, v1 and v2") {
   auto pod = bePod();
   auto plan = planBatchResource(pod).value();

@@ -39,6 +39,13 @@ bool writable(const fs::path& p) {
   return ::access(p.c_str(), W_OK) == 0;
 }
 
+std::int64_t readQuota(const fs::path& p) {
+  std::ifstream in(p);
+  std::int64_t v = 0;
+  in >> v;
+  return v;
+}
+
 std::uint64_t readCounter(const fs::path& p) {
   std::ifstream in(p);
   std::uint64_t v = 0;
@@ -122,6 +129,10 @@ TEST_CASE("a BE CPU hog on real cgroups is held to the suppress quota", "[realcg
     return;
   }
   RealCgroups cg;
+  // As a real BE pod has: the BatchResource reconciler gives its cgroup the quota of its
+  // batch-cpu limit (2 cores). v1 refused the tier's quota below it, and the hog kept the CPU.
+  std::ofstream(cg.podDir(cg.cpu_base) / "cpu.cfs_quota_us") << "200000\n";
+  REQUIRE(readQuota(cg.podDir(cg.cpu_base) / "cpu.cfs_quota_us") == 200000);
   cg.startHog(2);
   const double free_running = cg.measure(2000ms);
   INFO("hog without suppression: " << free_running << " cores");
@@ -144,7 +155,8 @@ TEST_CASE("a BE CPU hog on real cgroups is held to the suppress quota", "[realcg
   // 2000 * 65% - 500 - max(100, 0) = 700m, as CFS quota over the 100 ms period.
   CHECK(round.calculation.suppress_milli == 700);
   REQUIRE(round.be_cfs_quota == 70000);
-  CHECK(readCounter(cg.beDir(cg.cpu_base) / "cpu.cfs_quota_us") == 70000);
+  CHECK(readQuota(cg.beDir(cg.cpu_base) / "cpu.cfs_quota_us") == 70000);
+  CHECK(readQuota(cg.podDir(cg.cpu_base) / "cpu.cfs_quota_us") == 70000);
   const double held = cg.measure(3000ms);
   INFO("hog at 700m quota: " << held << " cores");
   CHECK(held <= 0.7 * 1.1);
@@ -166,4 +178,14 @@ TEST_CASE("a BE CPU hog on real cgroups is held to the suppress quota", "[realcg
   INFO("hog at 200m quota: " << squeezed << " cores");
   CHECK(squeezed <= 0.2 * 1.15);
   CHECK(squeezed >= 0.2 * 0.6);
+  CHECK(readQuota(cg.podDir(cg.cpu_base) / "cpu.cfs_quota_us") == 20000);
+
+  // Suppression lifts (turned off in the NodeSLO): the tier is unlimited again and the pod gets
+  // its own quota back.
+  now += 1s;
+  round = suppress.runOnce(
+      testing::suppressStates("2", R"({"enable":false,"cpuSuppressPolicy":"cfsQuota"})"), now);
+  CHECK_FALSE(round.ran);
+  CHECK(readQuota(cg.beDir(cg.cpu_base) / "cpu.cfs_quota_us") == -1);
+  CHECK(readQuota(cg.podDir(cg.cpu_base) / "cpu.cfs_quota_us") == 200000);
 }

@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "koord/app/role_app.h"
+#include "koord/cgroup/resource_executor.h"
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
 #include "runtimehooks/hookserver/hook_server.h"
 #include "runtimehooks/hookserver/runtime_hook_service.h"
+#include "temp_tree.h"
 
 using namespace koord::roles::koordlet;
 
@@ -82,6 +84,26 @@ TEST_CASE("runtime hook BatchResource: a BE container gets its batch cgroup valu
   CHECK(answer.resources().cpu_quota() == -1);
 }
 
+TEST_CASE("runtime hook BatchResource: a container's quota stays within its pod cgroup's",
+          "[koordlet][runtimehooks]") {
+  // CPU suppression holds the pod below its own limit; cgroup v1 refuses a container quota above
+  // the pod's, and runc would fail the container.
+  koord::testing::TempTree t("koordlet-hook-quota");
+  t.write("cpu/kubepods/besteffort/pod1234/cpu.cfs_quota_us", "28300\n");
+  koord::cgroup::ResourceExecutor e(
+      {t.root(), koord::cgroup::CgroupVersion::kV1, koord::cgroup::CgroupDriver::kCgroupfs});
+  RuntimeHookPlugins plugins;
+  plugins.cgroups = &e;
+  auto req = containerRequest("BE", "main");
+  req.set_pod_cgroup_parent("/kubepods/besteffort/pod1234");
+  CHECK(containerHookAnswer(req, plugins).container_resources().cpu_quota() == 28300);
+  t.write("cpu/kubepods/besteffort/pod1234/cpu.cfs_quota_us", "-1\n");
+  CHECK(containerHookAnswer(req, plugins).container_resources().cpu_quota() == 200000);
+  // A parent that is not a cgroup directory is not read.
+  req.set_pod_cgroup_parent("/kubepods/../../etc");
+  CHECK(containerHookAnswer(req, plugins).container_resources().cpu_quota() == 200000);
+}
+
 TEST_CASE("runtime hook CPUSetAllocator: a pod bound to CPUs gets its cpuset and no quota",
           "[koordlet][runtimehooks]") {
   auto req = containerRequest("LSR", "main", "");
@@ -102,14 +124,48 @@ TEST_CASE("runtime hook CPUSetAllocator: a pod bound to CPUs gets its cpuset and
     annotations["scheduling.koordinator.sh/resource-status"] = std::string(text);
     CHECK_FALSE(containerHookAnswer(req).has_container_resources());
   }
-  // Both a BE batch plan and a binding: the cpuset's unlimited quota wins over the batch one.
+  // LSE is bound as LSR is.
+  auto lse = containerRequest("LSE", "main", "");
+  (*lse.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
+      std::string(R"({"cpuset":"4-5"})");
+  CHECK(containerHookAnswer(lse).container_resources().cpuset_cpus() == "4-5");
+}
+
+TEST_CASE("runtime hook CPUSetAllocator: a cpuset on a pod that is not LSE or LSR is ignored",
+          "[koordlet][runtimehooks]") {
+  // Anyone who may create a pod may write resource-status: honoured for any QoS, it pinned a pod
+  // onto another pod's exclusive CPUs and lifted its quota.
+  for (const char* qos : {"LS", "BE", "SYSTEM", "", "lsr", "Guaranteed"}) {
+    INFO(qos);
+    auto req = containerRequest(qos, "main", "");
+    (*req.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
+        std::string(R"({"cpuset":"2-3"})");
+    CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+  }
+  // A BE pod with a batch plan keeps the plan's quota and gets no cpuset.
   auto be = containerRequest("BE", "main");
   (*be.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
       std::string(R"({"cpuset":"2-3"})");
   auto both = containerHookAnswer(be);
   CHECK(both.container_resources().cpu_shares() == 1024);
-  CHECK(both.container_resources().cpuset_cpus() == "2-3");
-  CHECK(both.container_resources().cpu_quota() == -1);
+  CHECK(both.container_resources().cpuset_cpus().empty());
+  CHECK(both.container_resources().cpu_quota() == 200000);
+}
+
+TEST_CASE("runtime hook CPUSetAllocator: oversized annotations and cpu lists are refused",
+          "[koordlet][runtimehooks]") {
+  auto req = containerRequest("LSR", "main", "");
+  auto& annotations = *req.mutable_pod_annotations();
+  // A cpuset that repeats "0-8191" to fill the annotation: refused, never expanded.
+  std::string cpus = "0-8191";
+  while (cpus.size() < 200 * 1024)
+    cpus += ",0-8191";
+  annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":")" + cpus + R"("})";
+  CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+  // Past the API server's annotation limit: refused before it is parsed.
+  annotations["scheduling.koordinator.sh/resource-status"] =
+      R"({"cpuset":"0","pad":")" + std::string(256 * 1024, 'x') + R"("})";
+  CHECK_FALSE(containerHookAnswer(req).has_container_resources());
 }
 
 TEST_CASE("runtime hook OOMScoreAdj: per container, else per pod, only in range",
@@ -150,6 +206,9 @@ TEST_CASE("runtime hook OOMScoreAdj: per container, else per pod, only in range"
   }
   annotations["koordinator.sh/oom-score-adj"] = std::string("+1000");
   CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == 1000);
+  // Longer than such a value can need: refused unread, though the number in it is in range.
+  annotations["koordinator.sh/oom-score-adj"] = std::string(4096, '0') + "5";
+  CHECK_FALSE(containerHookAnswer(req, on).has_container_resources());
 }
 
 TEST_CASE("runtime hook server: registration and answers over its unix socket",

@@ -36,6 +36,14 @@ TEST_CASE("default webhooks exempt control-plane namespaces and fail closed", "[
         "koordinator.sh/configmap-type");
 }
 
+TEST_CASE("default webhooks give the apiserver 10 s, past the server's own 8 s deadline",
+          "[webhookconfig]") {
+  for (bool mutating : {true, false}) {
+    for (const auto& wh : defaultWebhooks(mutating))
+      CHECK(wh.at("timeoutSeconds") == 10);
+  }
+}
+
 TEST_CASE("render points service webhooks at our service with the CA bundle", "[webhookconfig]") {
   auto rendered = renderWebhooks(defaultWebhooks(false), options(), "CA-PEM");
   REQUIRE(rendered.has_value());

@@ -2,7 +2,11 @@
 // that keeps answering after every kind of bad request.
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
+#include <future>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "koord/core/metrics.h"
 #include "koord/http/client.h"
@@ -75,5 +79,168 @@ TEST_CASE("webhook server: bad requests get 4xx and the server keeps serving", "
       text.find(
           R"(koord_manager_webhook_duration_seconds_count{path="/mutate-pod",result="allowed"} 1)") !=
       std::string::npos);
+  server.stop();
+}
+
+namespace {
+
+// A WebhookServer on loopback with the shared test PKI's serving certificate.
+struct WebhookFixture {
+  TempDir dir;
+  const Pki& pki = sharedPki("webhook-server-test");
+  koord::metrics::Registry registry;
+  WebhookServerOptions options;
+
+  WebhookFixture() {
+    writeOrThrow(dir.file("cert.pem"), pki.serving.cert_pem);
+    writeOrThrow(dir.file("key.pem"), pki.serving.key_pem);
+    writeOrThrow(dir.file("ca.pem"), pki.ca.cert_pem);
+    options.address = "127.0.0.1:0";
+    options.cert_file = dir.file("cert.pem");
+    options.key_file = dir.file("key.pem");
+  }
+
+  ClientOptions client(const KeyPair* cert = nullptr) const {
+    ClientOptions co;
+    co.ca_pem = pki.ca.cert_pem;
+    if (cert != nullptr) {
+      co.client_cert_pem = cert->cert_pem;
+      co.client_key_pem = cert->key_pem;
+    }
+    return co;
+  }
+};
+
+koord::Result<Response> review(Client& client, std::uint16_t port, std::string path) {
+  ClientRequest req;
+  req.method = "POST";
+  req.url = "https://127.0.0.1:" + std::to_string(port) + path;
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = "{}";
+  req.timeout = std::chrono::seconds(20);
+  return client.sendSync(std::move(req));
+}
+
+}  // namespace
+
+// Reliability check 13: a handler that sleeps 15 s. The webhooks' timeoutSeconds is 10, so the
+// server must answer at its own, shorter deadline, and keep serving while the handler sleeps.
+TEST_CASE("webhook server: a review that overruns request_deadline is answered 503 in time",
+          "[webhookserver]") {
+  IoThreads loop;
+  WebhookFixture f;
+  f.options.request_deadline = std::chrono::milliseconds(400);
+  // Before the server: its workers may still be returning from the handler when the test ends.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  WebhookServer server(loop.io, f.options, f.registry);
+  server.handle("/slow", [&](std::string_view) {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(15), [&] { return release; });
+    return AdmissionAnswer{200, R"({"response":{"allowed":true}})", "allowed"};
+  });
+  server.handle("/fast", [](std::string_view) {
+    return AdmissionAnswer{200, R"({"response":{"allowed":true}})", "allowed"};
+  });
+  server.start();
+  Client client(loop.io, f.client());
+
+  auto start = std::chrono::steady_clock::now();
+  auto slow = review(client, server.port(), "/slow");
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  REQUIRE(slow);
+  CHECK(slow->status == 503);
+  CHECK(elapsed >= std::chrono::milliseconds(300));
+  CHECK(elapsed < std::chrono::seconds(3));
+  // The sleeping handler holds one worker, not the server.
+  auto fast = review(client, server.port(), "/fast");
+  REQUIRE(fast);
+  CHECK(fast->status == 200);
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  server.stop();
+}
+
+TEST_CASE("webhook server: reviews beyond the workers and their queue get 503 at once",
+          "[webhookserver]") {
+  IoThreads loop;
+  WebhookFixture f;
+  f.options.workers = 1;
+  f.options.queue_limit = 1;
+  f.options.request_deadline = std::chrono::seconds(5);
+  // Before the server: its workers may still be returning from the handler when the test ends.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  int entered = 0;
+  WebhookServer server(loop.io, f.options, f.registry);
+  server.handle("/mutate-pod", [&](std::string_view) {
+    std::unique_lock lock(mu);
+    ++entered;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(10), [&] { return release; });
+    return AdmissionAnswer{200, R"({"response":{"allowed":true}})", "allowed"};
+  });
+  server.start();
+  Client client(loop.io, f.client());
+  std::promise<koord::Result<Response>> running, queued;
+  ClientRequest req;
+  req.method = "POST";
+  req.url = "https://127.0.0.1:" + std::to_string(server.port()) + "/mutate-pod";
+  req.body = "{}";
+  client.send(req, [&](koord::Result<Response> r) { running.set_value(r); });
+  {
+    std::unique_lock lock(mu);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return entered == 1; }));
+  }
+  client.send(req, [&](koord::Result<Response> r) { queued.set_value(r); });
+  // The queued one cannot be told apart from the client side; give it time to be queued.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto refused = review(client, server.port(), "/mutate-pod");
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  CHECK(refused->header("Retry-After") == "1");
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  auto first = running.get_future().get();
+  auto second = queued.get_future().get();
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK(first->status == 200);
+  CHECK(second->status == 200);
+  server.stop();
+}
+
+TEST_CASE("webhook server: with client_ca_file only the named client certificate is served",
+          "[webhookserver]") {
+  IoThreads loop;
+  WebhookFixture f;
+  f.options.client_ca_file = f.dir.file("ca.pem");
+  f.options.client_common_names = {"kube-apiserver-webhook"};
+  WebhookServer server(loop.io, f.options, f.registry);
+  server.handle("/validate-pod", [](std::string_view) {
+    return AdmissionAnswer{200, R"({"response":{"allowed":true}})", "allowed"};
+  });
+  server.start();
+
+  auto apiserver =
+      generateClientCert(f.pki.ca, "kube-apiserver-webhook", {}, std::chrono::hours(1));
+  Client trusted(loop.io, f.client(&apiserver));
+  auto ok = review(trusted, server.port(), "/validate-pod");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+
+  Client anonymous(loop.io, f.client());
+  CHECK_FALSE(review(anonymous, server.port(), "/validate-pod"));
+  auto pod = generateClientCert(f.pki.ca, "some-pod", {}, std::chrono::hours(1));
+  Client impostor(loop.io, f.client(&pod));
+  CHECK_FALSE(review(impostor, server.port(), "/validate-pod"));
   server.stop();
 }

@@ -35,6 +35,12 @@ std::vector<std::string> errorsOf(const json::object& p, const json::object* old
 
 using Errors = std::vector<std::string>;
 
+PodValidatingOptions skipValidatingPriority() {
+  PodValidatingOptions o;
+  o.skip_validating_priority = true;
+  return o;
+}
+
 constexpr std::string_view kBE = R"({"koordinator.sh/qosClass": "BE"})";
 constexpr std::string_view kBatchRequests =
     R"({"requests": {"kubernetes.io/batch-cpu": "1000", "kubernetes.io/batch-memory": "1Gi"}})";
@@ -123,7 +129,7 @@ TEST_CASE("QoS, priority class and koordinator.sh/priority are immutable", "[web
       pod(R"({"koordinator.sh/qosClass": "BE", "koordinator.sh/priority": "6"})", "{}", "5000");
   CHECK(errorsOf(relabelled, &old) ==
         Errors{"labels.koordinator.sh/priority: Invalid value: \"6\": field is immutable"});
-  CHECK(errorsOf(relabelled, &old, PodValidatingOptions{true}).empty());
+  CHECK(errorsOf(relabelled, &old, skipValidatingPriority()).empty());
   // Removing the QoS label is a change too (to none), and is reported with the empty value.
   CHECK(errorsOf(pod(R"({"koordinator.sh/priority": "5"})", "{}", "5000"), &old) ==
         Errors{"labels.koordinator.sh/qosClass: Invalid value: \"\": field is immutable"});
@@ -161,4 +167,61 @@ TEST_CASE("the validating handler denies with 400 and allows DELETE", "[webhook]
   CHECK(malformed.outcome == "denied");
   CHECK(parse(malformed.body).at("response").at("status").at("message") ==
         "spec.priority: expected int32");
+}
+
+TEST_CASE("scheduler-owned annotations are the scheduler's alone", "[webhook][validate]") {
+  // Before: any user could bring a resource-status cpuset, which the koordlet pins.
+  constexpr std::string_view kScheduler =
+      "system:serviceaccount:koordinator-system:koord-scheduler";
+  PodValidatingOptions options;
+  options.scheduler_usernames = {std::string(kScheduler)};
+  Handler h = podValidatingHandler(options);
+  auto withAnnotations = [](std::string_view annotations) {
+    auto p = pod(R"({"koordinator.sh/qosClass": "LSR"})", R"({"requests": {"cpu": "2"}})", "9000");
+    p["metadata"].as_object()["annotations"] = parse(annotations);
+    return json::serialize(p);
+  };
+  const std::string plain = withAnnotations(R"({"team": "a"})");
+  const std::string pinned =
+      withAnnotations(R"({"team": "a", "scheduling.koordinator.sh/resource-status":)"
+                      R"( "{\"cpuset\":\"0-1\"}"})");
+  const std::string repinned =
+      withAnnotations(R"({"team": "b", "scheduling.koordinator.sh/resource-status":)"
+                      R"( "{\"cpuset\":\"2-3\"}"})");
+  const std::string user = "alice";
+
+  auto created = serve(review("CREATE", pinned, "pods", "", "admission.k8s.io/v1", user), h);
+  CHECK(created.outcome == "denied");
+  auto status = parse(created.body).at("response").at("status");
+  CHECK(status.at("code") == 403);
+  CHECK(status.at("message") ==
+        "metadata.annotations[scheduling.koordinator.sh/resource-status]: Forbidden: set by the "
+        "scheduler only (system:serviceaccount:koordinator-system:koord-scheduler), not by alice");
+  // Each owned key is refused, as is a review that names nobody.
+  for (std::string_view key : {"scheduling.koordinator.sh/device-allocated",
+                               "scheduling.koordinator.sh/reservation-allocated"}) {
+    auto p = withAnnotations(fmt::format(R"({{"{}": "{{}}"}})", key));
+    CHECK(serve(review("CREATE", p, "pods", "", "admission.k8s.io/v1", user), h).outcome ==
+          "denied");
+  }
+  CHECK(serve(review("CREATE", pinned), h).outcome == "denied");
+  CHECK(serve(review("CREATE", plain, "pods", "", "admission.k8s.io/v1", user), h).outcome ==
+        "allowed");
+
+  // UPDATE: adding, changing or removing one is the scheduler's; keeping it is anyone's.
+  CHECK(serve(review("UPDATE", pinned, "pods", plain, "admission.k8s.io/v1", user), h).outcome ==
+        "denied");
+  CHECK(serve(review("UPDATE", repinned, "pods", pinned, "admission.k8s.io/v1", user), h).outcome ==
+        "denied");
+  CHECK(serve(review("UPDATE", plain, "pods", pinned, "admission.k8s.io/v1", user), h).outcome ==
+        "denied");
+  auto relabelled = withAnnotations(R"({"team": "c", "scheduling.koordinator.sh/resource-status":)"
+                                    R"( "{\"cpuset\":\"0-1\"}"})");
+  CHECK(
+      serve(review("UPDATE", relabelled, "pods", pinned, "admission.k8s.io/v1", user), h).outcome ==
+      "allowed");
+  CHECK(serve(review("UPDATE", pinned, "pods", plain, "admission.k8s.io/v1", kScheduler), h)
+            .outcome == "allowed");
+  CHECK(serve(review("CREATE", pinned, "pods", "", "admission.k8s.io/v1", kScheduler), h).outcome ==
+        "allowed");
 }

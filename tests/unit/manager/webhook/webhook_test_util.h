@@ -21,10 +21,11 @@ inline boost::json::object parseObject(std::string_view text) {
   return boost::json::parse(text).as_object();
 }
 
-/// A review for `resource` with `object` (and `old_object` when not empty).
+/// A review for `resource` with `object` (and `old_object` and `username` when not empty).
 inline std::string review(std::string_view operation, std::string_view object,
                           std::string_view resource = "pods", std::string_view old_object = "",
-                          std::string_view api_version = "admission.k8s.io/v1") {
+                          std::string_view api_version = "admission.k8s.io/v1",
+                          std::string_view username = "") {
   std::string out = "{\"apiVersion\":\"" + std::string(api_version) +
                     "\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u-1\",\"kind\":{},"
                     "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"" +
@@ -34,6 +35,8 @@ inline std::string review(std::string_view operation, std::string_view object,
     out += ",\"object\":" + std::string(object);
   if (!old_object.empty())
     out += ",\"oldObject\":" + std::string(old_object);
+  if (!username.empty())
+    out += ",\"userInfo\":{\"username\":\"" + std::string(username) + "\",\"groups\":[]}";
   out += "}}";
   return out;
 }

@@ -1,5 +1,5 @@
-// Captures koord's log lines for the device-daemon tests, which check that a fault was logged
-// once, at the right severity, naming the right file.
+// Captures koord's log lines for tests that check that a fault was logged once, at the right
+// severity, naming the right file.
 #pragma once
 
 #include <algorithm>

@@ -179,7 +179,9 @@ assemble_rootfs() {
   ln -s "$certs" "$dir$ssldir/cert.pem"
 
   # Only root and nobody: koord runs as root on nodes (cgroups, the CRI socket) and as anything
-  # its Deployment says elsewhere; a name for uid 65534 keeps tools that look it up quiet.
+  # its Deployment says elsewhere (deploy/ runs manager and scheduler as 65534, with a read-only
+  # root filesystem: the modes below let any uid run koord); a name for uid 65534 keeps tools
+  # that look it up quiet.
   printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' \
     'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin' >"$dir/etc/passwd"
   printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"$dir/etc/group"

@@ -13,6 +13,8 @@ packages=(
   binutils ca-certificates
   # tests/helm-render: renders deploy/charts/koordinator without Helm (Go in GOPATH mode).
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev
+  # scripts/fuzz.sh: clang and libFuzzer's runtime (libclang_rt.fuzzer, in Debian's compiler-rt).
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

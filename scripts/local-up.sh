@@ -188,7 +188,7 @@ EOF
     --port=$SCHEDULER_PORT -v=2
 
   start_role koordlet env NODE_NAME="$KOORD_NODE_NAME" agent_mode=hostMode "$KOORD" koordlet -kubeconfig="$KOORD_KUBECONFIG" \
-    -cgroup-root-dir=/sys/fs/cgroup/ -kubelet-read-only-port="$KOORD_KUBELET_READONLY_PORT" \
+    -cgroup-root-dir=/sys/fs/cgroup/ -kubelet-config-file="$KOORD_KUBELET_ROOT_DIR/config.yaml" \
     -addr=127.0.0.1:$KOORDLET_PORT -runtime-hooks-addr="$RUN/koordlet-run/koordlet.sock" \
     -runtime-hooks-host-endpoint="$RUN/koordlet-run/koordlet.sock" \
     -runtime-hooks-config-path="$DIR/hookserver.d" -v=2

@@ -4,6 +4,9 @@
 # with CTest. Compiler output is cached by ccache under ~/.cache so rebuilds take seconds.
 #   scripts/test.sh                 all tests
 #   scripts/test.sh -L unit         only the unit label (ctest arguments pass through)
+# After the tests, the fuzz step (scripts/fuzz.sh, docs/fuzzing.md) builds the libFuzzer targets
+# with clang-14 in build-fuzz/ and runs each for a bounded time (KOORD_FUZZ_SECONDS, 150 s in
+# all); it runs by default only without ctest arguments. KOORD_FUZZ=OFF skips it, ON forces it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -26,5 +29,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 jobs=$(nproc)
 cmake -S "$root" -B "$build" -G Ninja -DKOORD_SANITIZE="$sanitize" -DKOORD_WERROR=ON >/dev/null
 ninja -C "$build" -j "$jobs"
-cd "$build"
-exec ctest --output-on-failure -j "$jobs" "$@"
+fuzz=${KOORD_FUZZ:-$([[ $# -eq 0 ]] && echo ON || echo OFF)}
+(cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
+[[ $fuzz == ON ]] || exit 0
+exec "$root/scripts/fuzz.sh"

@@ -118,6 +118,28 @@ int roleMain(int argc, char** argv) {
     so.kubelet_sync_timeout = o.kubelet_sync_timeout;
     so.kubelet_read_only_port = o.kubelet_read_only_port;
     so.kubelet_insecure_tls = o.kubelet_insecure_tls;
+    if (o.kubelet_insecure_tls) {
+      KOORD_LOG_WARNING(
+          "koordlet: -kubelet-insecure-tls: pods from the kubelet's read-only port {} over plain "
+          "HTTP, nothing authenticated or verified",
+          o.kubelet_read_only_port);
+      for (const char* name : {"kubelet-ca-file", "kubelet-config-file"}) {
+        if (flags.changed(name))
+          KOORD_LOG_WARNING("koordlet: -{} has no effect with -kubelet-insecure-tls", name);
+      }
+    } else {
+      if (flags.changed("kubelet-read-only-port"))
+        KOORD_LOG_WARNING(
+            "koordlet: -kubelet-read-only-port has no effect without -kubelet-insecure-tls");
+      auto tls = resolveKubeletTls(o.kubelet_ca_file, o.kubelet_config_file, o.var_lib_kubelet_dir,
+                                   client.config());
+      if (!tls)
+        throw app::ConfigError(tls.error().message);
+      so.kubelet_tls = std::move(*tls);
+      KOORD_LOG_INFO(
+          "koordlet: pods from the kubelet over HTTPS, its certificate checked against {}",
+          so.kubelet_tls.source);
+    }
     so.kubelet_preferred_address_type = o.kubelet_preferred_address_type;
     StatesInformer states(client, io, so);
 

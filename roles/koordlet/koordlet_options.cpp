@@ -57,9 +57,18 @@ void registerFlags(FlagSet& f, KoordletOptions& o, const FeatureGate& gates, boo
   f.addDuration("kubelet-sync-timeout", &o.kubelet_sync_timeout, 3s,
                 "The length of time to wait before giving up on a single request to Kubelet.");
   f.addBool("kubelet-insecure-tls", &o.kubelet_insecure_tls, false,
-            "Use the kubelet's read-only port instead of authenticated HTTPS.");
+            "Use the kubelet's read-only port (plain HTTP, nothing authenticated or verified) "
+            "instead of authenticated HTTPS with a verified certificate.");
   f.addInt("kubelet-read-only-port", &o.kubelet_read_only_port, 10255,
-           "The read-only port for the kubelet to serve on with no authentication/authorization.");
+           "The read-only port for the kubelet to serve on with no authentication/authorization "
+           "(used with -kubelet-insecure-tls only).");
+  f.addString("kubelet-ca-file", &o.kubelet_ca_file, "",
+              "CA bundle to verify the kubelet's serving certificate with (koord's own; empty: "
+              "derived from -kubelet-config-file).");
+  f.addString("kubelet-config-file", &o.kubelet_config_file, "/var/lib/kubelet/config.yaml",
+              "The kubelet's config file, read for the CA of its serving certificate when "
+              "-kubelet-ca-file is empty: serverTLSBootstrap -> the cluster CA, tlsCertFile -> "
+              "that file, else <var-lib-kubelet-dir>/pki/kubelet.crt (koord's own).");
   f.addDuration("node-topology-sync-interval", &o.node_topology_sync_interval, 3s,
                 "The interval which Koordlet will report the node topology info.");
   f.addBool("disable-query-kubelet-config", &o.disable_query_kubelet_config, false,
@@ -163,6 +172,11 @@ void validate(const KoordletOptions& o) {
   }
   if (o.kubelet_read_only_port < 0 || o.kubelet_read_only_port > 65535) {
     throw FlagError("-kubelet-read-only-port: out of range");
+  }
+  if (o.kubelet_insecure_tls && o.kubelet_read_only_port == 0) {
+    throw FlagError(
+        "-kubelet-insecure-tls needs the kubelet's read-only port: "
+        "-kubelet-read-only-port=0 leaves none");
   }
   if (o.node_name.empty()) {
     throw app::ConfigError("NODE_NAME is not set: the koordlet must know which node it runs on");

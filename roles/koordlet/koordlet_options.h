@@ -41,6 +41,9 @@ struct KoordletOptions {
   milliseconds kubelet_sync_timeout{3000};
   bool kubelet_insecure_tls = false;
   int kubelet_read_only_port = 10255;
+  // koord's own: how the kubelet's serving certificate is checked (statesinformer/kubelet_stub.h).
+  std::string kubelet_ca_file;
+  std::string kubelet_config_file = "/var/lib/kubelet/config.yaml";
   milliseconds node_topology_sync_interval{3000};
   bool disable_query_kubelet_config = false;
   bool enable_node_metric_report = true;

@@ -1,10 +1,13 @@
 #include "admission_handlers.h"
 
+#include <fmt/format.h>
+
 #include "koord/core/feature_gate.h"
 #include "manager_informers.h"
 #include "manager_options.h"
 #include "webhook/admission_review.h"
 #include "webhook/configmap_validating.h"
+#include "webhook/node_writer_validating.h"
 #include "webhook/pod_mutating.h"
 #include "webhook/pod_validating.h"
 
@@ -51,6 +54,19 @@ std::map<std::string, AdmissionHandler> admissionHandlers(ManagerInformers& info
     vo.skip_validating_priority = gates.enabled("ColocationProfileSkipValidatingPriority");
     vo.scheduler_usernames = schedulerUsernames(options);
     out["/validate-pod"] = bind(wh::podValidatingHandler(vo));
+  }
+  // Served beside /validate-pod: a manager with every admission gate off runs no webhook server.
+  if (gates.enabled("PodValidatingWebhook")) {
+    wh::NodeWriterOptions no;
+    no.koordlet_usernames = koordletUsernames(options);
+    no.pod = [&informers](std::string_view ns,
+                          std::string_view name) -> std::optional<wh::PodPlacement> {
+      auto pod = informers.pods.store().get(fmt::format("{}/{}", ns, name));
+      if (!pod)
+        return std::nullopt;
+      return wh::PodPlacement{pod->uid, pod->node_name};
+    };
+    out["/validate-node-writes"] = bind(wh::nodeWriterHandler(std::move(no)));
   }
   if (gates.enabled("ConfigMapValidatingWebhook")) {
     wh::ConfigMapValidatingOptions co;

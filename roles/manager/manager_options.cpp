@@ -75,6 +75,10 @@ void registerFlags(FlagSet& flags, ManagerOptions& o, const FeatureGate& gates) 
                       "(resource-status, device-allocated, reservation-allocated); /validate-pod "
                       "denies them to everyone else. Default: "
                       "system:serviceaccount:<POD_NAMESPACE>:koord-scheduler.");
+  flags.addStringList("koordlet-usernames", &o.koordlet_usernames, {},
+                      "The koordlets' identities: /validate-node-writes lets each change only "
+                      "its own node's Node, NodeMetric and Device (the node its bound token's pod "
+                      "runs on). Default: system:serviceaccount:<POD_NAMESPACE>:koordlet.");
   flags.addString("webhook-client-ca-file", &o.webhook_client_ca_file, "",
                   "PEM file of the CA that signed the apiserver's webhook client certificate. "
                   "When set, the admission webhook server refuses TLS connections without a "
@@ -125,6 +129,12 @@ void readEnvironment(ManagerOptions& o, const char* (*getenv)(const char*)) {
   str("SERVICE_NAME", o.service_name);
   str("MUTATING_WEBHOOK_NAME", o.mutating_webhook_name);
   str("VALIDATING_WEBHOOK_NAME", o.validating_webhook_name);
+}
+
+std::vector<std::string> koordletUsernames(const ManagerOptions& o) {
+  if (!o.koordlet_usernames.empty())
+    return o.koordlet_usernames;
+  return {fmt::format("system:serviceaccount:{}:koordlet", o.pod_namespace)};
 }
 
 std::vector<std::string> schedulerUsernames(const ManagerOptions& o) {

@@ -34,6 +34,9 @@ struct ManagerOptions {
   /// koord's own: who may write the scheduler-owned pod annotations. Empty: koord-scheduler's
   /// service account in POD_NAMESPACE (schedulerUsernames()).
   std::vector<std::string> scheduler_usernames;
+  /// koord's own: the koordlets' identities, whose writes to nodes, NodeMetrics and Devices must
+  /// be for their own node. Empty: the koordlet service account in POD_NAMESPACE.
+  std::vector<std::string> koordlet_usernames;
   /// koord's own: the CA the apiserver's webhook client certificate must chain to (empty: no
   /// client certificate asked for), and the CNs it may carry (empty: any).
   std::string webhook_client_ca_file;
@@ -66,6 +69,8 @@ void validate(const ManagerOptions& o);
 
 /// --scheduler-usernames, or system:serviceaccount:<POD_NAMESPACE>:koord-scheduler when unset.
 std::vector<std::string> schedulerUsernames(const ManagerOptions& o);
+/// --koordlet-usernames, or system:serviceaccount:<POD_NAMESPACE>:koordlet when unset.
+std::vector<std::string> koordletUsernames(const ManagerOptions& o);
 
 /// Resolves --controllers ("*", "name", "-name") to the enabled controller set.
 std::vector<std::string> enabledControllers(const std::vector<std::string>& spec);

@@ -666,16 +666,20 @@ write_kubelet_config() {
   local k=$DIR/kubelet
   mkdir -p "$k"
   # The API on every address (the node's, see node_ip; loopback for the tests), healthz on
-  # loopback, no iptables rules on the host (makeIPTablesUtilChains). No anonymous callers: they authenticate with a bearer token (checked by the apiserver) or a client certificate from the
-  # test CA. Image GC thresholds at 100%: the kubelet must never delete the locally imported
-  # image, which cannot be pulled again. Status checked every 2s (reported only on change), so
-  # the node turns Ready seconds after registering instead of 10s later.
+  # loopback, no iptables rules on the host (makeIPTablesUtilChains). No anonymous callers: they
+  # authenticate with a bearer token (checked by the apiserver) or a client certificate from the
+  # test CA; the authorizer asks the apiserver (SubjectAccessReview: /pods is nodes/proxy get).
+  # No read-only port: the koordlet reads /pods over HTTPS with its token and checks the
+  # kubelet's self-signed certificate (in the kubelet's default --cert-dir, /var/lib/kubelet/pki,
+  # as on a kubeadm node). Image GC thresholds at 100%: the kubelet must never delete the locally
+  # imported image, which cannot be pulled again. Status checked every 2s (reported only on
+  # change), so the node turns Ready seconds after registering instead of 10s later.
   cat >"$k/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: 0.0.0.0
 port: $KUBELET_PORT
-readOnlyPort: $KUBELET_READONLY_PORT
+readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: $KUBELET_HEALTHZ_PORT
 cgroupDriver: cgroupfs
@@ -780,7 +784,6 @@ KOORD_TEST_IMAGE=$TEST_IMAGE
 KOORD_CONTAINERD_SOCK=$sock
 KOORD_CRI_ENDPOINT=unix://$cri
 KOORD_KUBELET_PORT=$KUBELET_PORT
-KOORD_KUBELET_READONLY_PORT=$KUBELET_READONLY_PORT
 KOORD_KUBELET_ROOT_DIR=$DIR/kubelet
 EOF
   write_env

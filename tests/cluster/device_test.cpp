@@ -130,6 +130,7 @@ TEST_CASE("koordlet: the Device object follows the device-daemon's report", "[de
       {koord::testing::koordBinary(), "koordlet",
        "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
        "-cgroup-root-dir=" + tree.path("cgroup").string(), "-cgroup-driver=cgroupfs",
+       "-kubelet-insecure-tls",
        "-kubelet-read-only-port=" + std::to_string(koord::testing::freeLoopbackPort()),
        "-addr=127.0.0.1:" + std::to_string(koord::testing::freeLoopbackPort()),
        "-enable-node-metric-report=false", "-node-topology-sync-interval=1s",

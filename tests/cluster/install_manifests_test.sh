@@ -87,6 +87,8 @@ summary_path+='|rules={.rules}|subjects={.subjects}|roleRef={.roleRef.name}'
 summary_path+='|hostNetwork={.spec.template.spec.hostNetwork}'
 summary_path+='|dnsPolicy={.spec.template.spec.dnsPolicy}'
 summary_path+='|hostPID={.spec.template.spec.hostPID}|sa={.spec.template.spec.serviceAccountName}'
+summary_path+='|podSecurity={.spec.template.spec.securityContext}'
+summary_path+='|security={.spec.template.spec.containers[*].securityContext}'
 summary_path+='|pullSecrets={.spec.template.spec.imagePullSecrets}'
 summary_path+='|image={.spec.template.spec.containers[*].image}'
 summary_path+='|pull={.spec.template.spec.containers[*].imagePullPolicy}'
@@ -171,9 +173,11 @@ if render_and_apply default; then
   default_webhooks() {
     contains "$mutating" '"name":"mpod-create.koordinator.sh"' &&
       contains "$mutating" '"name":"mpod-update.koordinator.sh"' &&
-      contains "$validating" '"name":"vpod.koordinator.sh"' && lacks "$validating" vconfigmap
+      contains "$validating" '"name":"vpod.koordinator.sh"' && lacks "$validating" vconfigmap &&
+      contains "$validating" '"name":"vnode-writes.koordinator.sh"' &&
+      contains "$validating" '"path":"/validate-node-writes"'
   }
-  expect "default: webhooks mpod-create, mpod-update and vpod, no vconfigmap (gate off)" \
+  expect "default: webhooks mpod-create, mpod-update, vpod and vnode-writes, no vconfigmap (gate off)" \
     default_webhooks
   default_policy() {
     contains "$mutating$validating" '"failurePolicy":"Ignore"' &&
@@ -200,10 +204,10 @@ if render_and_apply default; then
   }
   expect "default: every role runs koord.local/koord:dev, IfNotPresent" default_images
   default_koordlet() {
-    contains "$koordlet" '|hostNetwork=true|' && contains "$koordlet" '|hostPID=true|' &&
+    contains "$koordlet" '|hostNetwork=true|' && contains "$koordlet" '|hostPID=|' &&
       contains "$koordlet" '"fieldPath":"spec.nodeName"'
   }
-  expect "default: the koordlet on the host's network and PIDs, NODE_NAME from the pod" \
+  expect "default: the koordlet on the host's network (not its PIDs), NODE_NAME from the pod" \
     default_koordlet
   expect "default: the four CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 4
   no_monitor() { ! grep -q '^kind: ServiceMonitor$' "$work/default.yaml"; }
@@ -212,6 +216,87 @@ if render_and_apply default; then
   expect "default: no webhook NetworkPolicy (manager.webhook.networkPolicy.enabled=false)" \
     no_network_policy
 fi
+
+# ---- 1b. least privilege: RBAC and pod security (docs/install.md, "What each role may do") ---
+# rbac_rows SUMMARY: one row per (rule, apiGroup, resource, verb) of every ClusterRole and Role:
+# "Kind/name group resource verb named|-" (group "core" for ""; "named" when the rule has
+# resourceNames). Rules hold arrays but no objects, so "},{" separates them.
+rbac_rows() {
+  local line who r named g res v
+  grep -E '^(ClusterRole|Role)\|' "$1" | while IFS= read -r line; do
+    set -f # a '*' in a rule is a word to report, not a glob (this loop is a subshell)
+    who=$(cut -d'|' -f1,3 <<<"$line" | tr '|' /)
+    sed -n 's/.*|rules=\[\(.*\)\]|subjects=.*/\1/p' <<<"$line" | sed 's/},{/}\n{/g' |
+      while IFS= read -r r; do
+        named=-
+        [[ $r == *'"resourceNames"'* ]] && named=named
+        list_of() { grep -o "\"$1\":\[[^]]*\]" <<<"$r" | sed 's/^[^[]*\[//; s/\]$//; s/""/core/g; s/[",]/ /g'; }
+        for g in $(list_of apiGroups); do
+          for res in $(list_of resources); do
+            for v in $(list_of verbs); do printf '%s %s %s %s %s\n' "$who" "$g" "$res" "$v" "$named"; done
+          done
+        done
+      done
+  done
+}
+least_privilege() { # SUMMARY LABEL
+  local sum=$1 what=$2 rows
+  rows=$(rbac_rows "$sum")
+  expect "$what: RBAC rows read from the roles" test "$(wc -l <<<"$rows")" -gt 30
+  no_wildcards() { ! grep -F -e ' * ' -e '/*' <<<"$rows" | grep .; }
+  expect "$what: no ClusterRole or Role grants '*' groups, resources or verbs" no_wildcards
+  expect "$what: nodes/proxy only for the koordlet, get only" \
+    test "$(grep ' nodes/proxy ' <<<"$rows" || true)" = "ClusterRole/koordlet-role core nodes/proxy get -"
+  no_cluster_secrets() { ! grep -E '^ClusterRole/.* core secrets ' <<<"$rows" | grep .; }
+  expect "$what: Secrets in no ClusterRole" no_cluster_secrets
+  no_cluster_configmaps() { ! grep -E '^ClusterRole/.* core configmaps ' <<<"$rows" | grep .; }
+  expect "$what: ConfigMaps in no ClusterRole" no_cluster_configmaps
+  # Secrets, Leases and webhook configurations: every verb but create names its objects.
+  unnamed=$(grep -E ' (secrets|leases|mutatingwebhookconfigurations|validatingwebhookconfigurations) ' \
+    <<<"$rows" | grep -v -e ' create -$' -e ' named$' || true)
+  expect "$what: Secrets, Leases and webhook configurations read and written by name only" \
+    test -z "$unnamed"
+  [[ -z $unnamed ]] || log "    unnamed: $unnamed"
+  # The koordlet writes what its own node reports and nothing more.
+  koordlet_writes=$(grep '^ClusterRole/koordlet-role ' <<<"$rows" |
+    grep -v -E ' (get|list|watch) (-|named)$' | cut -d' ' -f2-4 | sort | tr '\n' ';')
+  expect "$what: the koordlet writes only Node labels, evictions, Events, NodeMetric status, Devices" \
+    test "$koordlet_writes" = "core events create;core events patch;core nodes patch;core pods/eviction create;scheduling.koordinator.sh devices create;scheduling.koordinator.sh devices patch;slo.koordinator.sh nodemetrics/status patch;"
+  [[ $koordlet_writes == *"nodemetrics/status patch;" ]] || log "    koordlet writes: $koordlet_writes"
+  no_koordlet_role() { ! grep -E '^Role/.* ' <<<"$rows" | grep -q koordlet; }
+  expect "$what: the koordlet has no namespaced Role (no ConfigMap or Secret writes)" no_koordlet_role
+  # Every Deployment (manager, scheduler; a descheduler would be one too) runs as non-root with a
+  # read-only root filesystem, no privilege escalation, no capabilities and RuntimeDefault.
+  local line name pod ctr bad=""
+  while IFS= read -r line; do
+    name=$(cut -d'|' -f3 <<<"$line")
+    pod=${line#*|podSecurity=}
+    pod=${pod%%|*}
+    ctr=${line#*|security=}
+    ctr=${ctr%%|*}
+    for want in '"runAsNonRoot":true' '"runAsUser":65534' '"runAsGroup":65534' \
+      '"type":"RuntimeDefault"'; do
+      [[ $pod == *"$want"* ]] || bad+=" $name:pod:$want"
+    done
+    for want in '"readOnlyRootFilesystem":true' '"allowPrivilegeEscalation":false' \
+      '"drop":["ALL"]'; do
+      [[ $ctr == *"$want"* ]] || bad+=" $name:container:$want"
+    done
+  done < <(grep '^Deployment|' "$sum")
+  expect "$what: Deployments non-root, read-only root, no escalation, no capabilities, RuntimeDefault" \
+    test -z "$bad"
+  [[ -z $bad ]] || log "    missing:$bad"
+  local kl
+  kl=$(line_of DaemonSet "$NS" koordlet "$sum")
+  koordlet_unprivileged() {
+    contains "$kl" '"privileged":false' && lacks "$kl" '"privileged":true' &&
+      contains "$kl" '"drop":["ALL"]' && lacks "$kl" '"add":' &&
+      contains "$kl" '"readOnlyRootFilesystem":true' &&
+      contains "$kl" '"allowPrivilegeEscalation":false' && contains "$kl" '"type":"RuntimeDefault"'
+  }
+  expect "$what: the koordlet is not privileged and keeps no capability" koordlet_unprivileged
+}
+[[ -s $work/default.sum ]] && least_privilege "$work/default.sum" "default"
 
 # ---- 2. featureGates: the webhook configurations follow the manager's gates ----------------
 if render_and_apply gates-mutating-off --set featureGates=PodMutatingWebhook=false; then
@@ -265,9 +350,11 @@ fi
 if render_and_apply webhook-policy --set webhookConfiguration.failurePolicy.pods=Fail \
   --set webhookConfiguration.timeoutSeconds=5; then
   hooks=$(grep 'WebhookConfiguration|' "$work/webhook-policy.sum" || true)
+  # vnode-writes keeps Ignore whatever the pods' policy: kubelets' node updates go through it.
   fail_fast() {
     test "$(grep -o '"failurePolicy":"Fail"' <<<"$hooks" | wc -l)" -eq 3 &&
-      test "$(grep -o '"timeoutSeconds":5' <<<"$hooks" | wc -l)" -eq 3 && lacks "$hooks" Ignore
+      test "$(grep -o '"timeoutSeconds":5' <<<"$hooks" | wc -l)" -eq 4 &&
+      test "$(grep -o '"failurePolicy":"Ignore"' <<<"$hooks" | wc -l)" -eq 1
   }
   expect "webhookConfiguration: Fail and 5 s on the three pod webhooks" fail_fast
 fi
@@ -340,6 +427,7 @@ expect "an empty installation.namespace is refused" refuses_empty_namespace
 
 # ---- 6. the kustomize install -----------------------------------------------------------------
 expect "kubectl apply --dry-run=server -k deploy" dry_run "$work/kustomize.sum" -k "$root/deploy"
+[[ -s $work/kustomize.sum ]] && least_privilege "$work/kustomize.sum" "-k deploy"
 manifests_only() {
   dry_run "$work/manifests.sum" -k "$root/deploy/manifests" &&
     test -z "$(grep -e '^CustomResourceDefinition|' -e '^PriorityClass|' "$work/manifests.sum" ||

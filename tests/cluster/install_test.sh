@@ -141,14 +141,13 @@ cat >"$overlay/scheduler.yaml" <<EOF
 $common
 - {op: add, path: /spec/template/spec/containers/0/env, value: $in_cluster_env}
 EOF
-# The koordlet: the test kubelet's read-only port, and the hook directory this node's
-# runtime-proxy watches instead of /etc/runtime/hookserver.d.
+# The koordlet: the hook directory this node's runtime-proxy watches instead of
+# /etc/runtime/hookserver.d (the kubelet's secure port and pki/kubelet.crt as installed).
 cat >"$overlay/koordlet.yaml" <<EOF
 - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}
 - {op: replace, path: /spec/template/spec/containers/0/resources, value: $small}
 - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}}
 - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_PORT, value: "$apiserver_port"}}
-- {op: add, path: /spec/template/spec/containers/0/args/-, value: "-kubelet-read-only-port=$KOORD_KUBELET_READONLY_PORT"}
 EOF
 # Volumes merge by name in a strategic merge patch.
 cat >"$overlay/koordlet-hooks.yaml" <<EOF
@@ -222,4 +221,41 @@ binder=$(kubectl_ -n koord-demo get events --field-selector reason=Scheduled \
   -o jsonpath='{range .items[*]}{.involvedObject.name} {.source.component}{"\n"}{end}' |
   awk '/^batch-/ {print $2; exit}')
 check "batch pod bound by" "$binder" koord-scheduler
+
+# 6. Least privilege, as installed (docs/install.md, "What each role may do"): everything above
+#    ran under these rules and security contexts; here what they must not allow.
+can_i() { # service-account verb resource[/name] [namespace]; "nodes/proxy" is the subresource
+  local what=("$3")
+  [[ $3 == nodes/proxy ]] && what=(nodes --subresource=proxy)
+  kubectl_ auth can-i "$2" "${what[@]}" ${4:+-n "$4"} --as="system:serviceaccount:$NS:$1" 2>/dev/null
+}
+allowed() { can_i "$@" >/dev/null || fail "$1 may not $2 $3 ${4:-}, but needs to"; }
+refused() { ! can_i "$@" >/dev/null || fail "$1 may $2 $3 ${4:-}: more than it needs"; }
+allowed koord-manager get secrets/koordinator-webhook-certs "$NS"
+allowed koord-manager update mutatingwebhookconfigurations/koordinator-mutating-webhook-configuration
+refused koord-manager get secrets/anything-else "$NS"
+refused koord-manager list secrets "$NS"
+refused koord-manager get secrets/koordinator-webhook-certs kube-system
+refused koord-manager update validatingwebhookconfigurations/someone-elses
+refused koord-manager get nodes/proxy
+refused koord-scheduler get nodes/proxy
+refused koord-scheduler get secrets "$NS"
+allowed koordlet get nodes/proxy
+refused koordlet create configmaps "$NS"
+refused koordlet update configmaps/slo-controller-config "$NS"
+refused koordlet patch nodeslos.slo.koordinator.sh
+refused koordlet delete devices.scheduling.koordinator.sh
+log "ok: RBAC allows what the roles call and refuses the rest checked"
+# The processes on the node: manager and scheduler as nobody, not root.
+for comm in koord-manager koord-scheduler; do
+  uids=$(ps -o uid= -C "$comm" | sort -u | tr -d ' ')
+  [[ $uids == 65534 ]] || fail "$comm runs as uid '${uids//$'\n'/,}', want 65534 only"
+done
+log "ok: koord-manager and koord-scheduler run as uid 65534"
+# The koordlet, unprivileged and without capabilities, wrote every cgroup file it tried.
+koordlet_pod=$(kubectl_ -n "$NS" get pods -l koord-app=koordlet -o jsonpath='{.items[0].metadata.name}')
+denied=$(kubectl_ -n "$NS" logs "$koordlet_pod" |
+  grep -E 'Permission denied|Operation not permitted|Read-only file system' | head -n 5 || true)
+[[ -z $denied ]] || fail "the koordlet was refused: $denied"
+log "ok: the koordlet met no Permission denied / Operation not permitted / Read-only file system"
 log "PASS"

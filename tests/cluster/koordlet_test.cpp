@@ -141,11 +141,14 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
   const std::string cluster_dir = koord::testing::needEnv(env, "KOORD_CLUSTER_DIR");
   const std::string hook_socket = cluster_dir + "/koordlet-run/koordlet.sock";
   std::filesystem::create_directories(cluster_dir + "/koordlet-run");
+  const std::string kubelet_config =
+      koord::testing::needEnv(env, "KOORD_KUBELET_ROOT_DIR") + "/config.yaml";
   koord::testing::Subprocess koordlet(
       {koordBinary(), "koordlet", "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
        "-cgroup-root-dir=/sys/fs/cgroup/",
-       "-kubelet-read-only-port=" + koord::testing::needEnv(env, "KOORD_KUBELET_READONLY_PORT"),
-       "-addr=127.0.0.1:" + std::to_string(koordlet_port),
+       // The kubelet's secure port (no read-only port on this node), its self-signed certificate
+       // verified: the config names no tlsCertFile, so /var/lib/kubelet/pki/kubelet.crt.
+       "-kubelet-config-file=" + kubelet_config, "-addr=127.0.0.1:" + std::to_string(koordlet_port),
        "-feature-gates=BEMemoryEvict=true,OOMScoreAdj=true", "-runtime-hooks-addr=" + hook_socket,
        "-runtime-hooks-host-endpoint=" + hook_socket,
        "-runtime-hooks-config-path=" + cluster_dir + "/hookserver.d", "-v=4"},
@@ -173,10 +176,19 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
       auto nm = api->getSync(named(kNodeMetrics, node));
       return nm && milli(*nm, {"status", "nodeMetric", "nodeUsage", "resources", "cpu"}) > 0;
     }));
-    REQUIRE(eventually(120s, [&] {
+    const bool batch_allocatable = eventually(120s, [&] {
       auto n = api->getSync(named(kNodes, node));
       return n && milli(*n, {"status", "allocatable", "kubernetes.io/batch-cpu"}) >= 100'000;
-    }));
+    });
+    if (!batch_allocatable) {
+      // Which of the two did not do its part.
+      auto tail = [](const std::string& log) {
+        return log.size() > 6000 ? log.substr(log.size() - 6000) : log;
+      };
+      WARN("manager:\n" << tail(manager.stderrSoFar()));
+      WARN("koordlet:\n" << tail(koordlet.stderrSoFar()));
+    }
+    REQUIRE(batch_allocatable);
 
     // 2. A BE pod with batch resources: its cgroups get cpu.shares from the batch-cpu request,
     //    the CFS quota from its limit and the memory limit from batch-memory. The container's
@@ -266,10 +278,16 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
     // The next report after the koordlet saw the pod: one report interval (30 s) after at most
     // one kubelet sync (10 s), plus the two collector rounds a first rate needs.
     CHECK(reported - hog_running <= 45s);
+    // Those pods came from the kubelet's secure port, its certificate verified: no fallback to
+    // the API server (which has no container IDs to offer).
+    CHECK_THAT(koordlet.stderrSoFar(),
+               Catch::Contains("certificate checked against the kubelet's self-signed"));
+    CHECK(koordlet.stderrSoFar().find("listing pods from the API server") == std::string::npos);
 
     // 3b. Pods from the kubelet itself, at another address. A second koordlet, for a Node
     //     object whose InternalIP is 127.0.0.1, reads the kubelet's /pods there (node-a's pods:
-    //     the API server has none for it) and collects the hog.
+    //     the API server has none for it) and collects the hog. The kubelet's certificate
+    //     names node-a, not 127.0.0.1: the probe Node's Hostname address carries that name.
     //     Its QoS parts are off: the first koordlet owns the node's cgroups.
     const std::string probe = koord::testing::uniqueName("kl-probe");
     ok(api->createSync(
@@ -280,17 +298,22 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
     probe_status.subresource = "status";
     ok(api->patchSync(
            probe_status, koord::kube::PatchType::kMergePatch,
-           json::object{{"status",
-                         {{"addresses", json::array{json::object{{"type", "InternalIP"},
-                                                                 {"address", "127.0.0.1"}}}}}}}),
+           json::object{
+               {"status",
+                {{"addresses",
+                  json::array{json::object{{"type", "InternalIP"}, {"address", "127.0.0.1"}},
+                              json::object{{"type", "Hostname"}, {"address", node}}}},
+                 {"daemonEndpoints",
+                  {{"kubeletEndpoint",
+                    {{"Port",
+                      std::stoi(koord::testing::needEnv(env, "KOORD_KUBELET_PORT"))}}}}}}}}),
        "probe node address");
     {
       int probe_port = koord::testing::freeLoopbackPort();
       koord::testing::Subprocess probe_koordlet(
           {koordBinary(), "koordlet",
            "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
-           "-cgroup-root-dir=/sys/fs/cgroup/",
-           "-kubelet-read-only-port=" + koord::testing::needEnv(env, "KOORD_KUBELET_READONLY_PORT"),
+           "-cgroup-root-dir=/sys/fs/cgroup/", "-kubelet-config-file=" + kubelet_config,
            "-addr=127.0.0.1:" + std::to_string(probe_port),
            "-feature-gates=BECPUSuppress=false,BatchResource=false",
            "-enable-node-metric-report=false"},

@@ -45,6 +45,9 @@ const ResourceRef kProfiles{
     "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
 const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
 const ResourceRef kNodeSLOs{"slo.koordinator.sh", "v1alpha1", "nodeslos", "", "", ""};
+const ResourceRef kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", "", "", ""};
+const ResourceRef kClusterRoleBindings{
+    "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "", "", ""};
 const ResourceRef kMutating{
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "", "", ""};
 const ResourceRef kValidating{
@@ -168,6 +171,17 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
                             json::array{"CREATE", "UPDATE"}, "koord-e2e", id));
       whs.push_back(webhook("vconfigmap.koordinator.sh", "/validate-configmap", "configmaps",
                             json::array{"CREATE", "UPDATE"}, "koord-e2e", id));
+      // NodeMetrics are cluster-wide: this one sees every test's, and lets through all but this
+      // test's koordlet; Ignore, so a killed manager stops nobody.
+      auto node_writes = webhook("vnode-writes.koordinator.sh", "/validate-node-writes",
+                                 "nodemetrics", json::array{"UPDATE"}, "koord-e2e", id);
+      node_writes.erase("namespaceSelector");
+      node_writes["failurePolicy"] = "Ignore";
+      auto& rule = node_writes["rules"].as_array()[0].as_object();
+      rule["apiGroups"] = json::array{"slo.koordinator.sh"};
+      rule["apiVersions"] = json::array{"v1alpha1"};
+      rule["resources"] = json::array{"nodemetrics", "nodemetrics/status"};
+      whs.push_back(std::move(node_writes));
     }
     return whs;
   };
@@ -194,6 +208,9 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
       (void)api->removeSync(named(kNodes, node));
       (void)api->removeSync(named(kNodeMetrics, node));
       (void)api->removeSync(named(kNodeSLOs, node));
+      (void)api->removeSync(named(kNodes, id + "-other"));
+      (void)api->removeSync(named(kClusterRoles, id + "-koordlet"));
+      (void)api->removeSync(named(kClusterRoleBindings, id + "-koordlet"));
     }
   } cleanup{api, id, id + "-node"};
 
@@ -380,6 +397,93 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
   report("2500m", std::chrono::system_clock::now() - 20min);
   REQUIRE(eventually(30s, [&] { return batch("allocatable", "kubernetes.io/batch-cpu") == -1; }));
   CHECK(batch("capacity", "kubernetes.io/batch-memory") == -1);
+
+  // A koordlet's token bound to its pod on `node` may write that node's NodeMetric, not another's
+  // (koord's own /validate-node-writes; RBAC alone lets it write every node's).
+  {
+    // Another node, whose NodeMetric the manager creates (and deletes with it).
+    const std::string other = id + "-other";
+    ok(api->createSync(
+           kNodes,
+           json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", other}}}}),
+       "create another node");
+    REQUIRE(eventually(30s, [&] { return api->getSync(named(kNodeMetrics, other)).has_value(); }));
+    ok(api->createSync(named({"", "v1", "serviceaccounts", "", "", ""}, "", sys.name()),
+                       json::object{{"apiVersion", "v1"},
+                                    {"kind", "ServiceAccount"},
+                                    {"metadata", {{"name", "koordlet"}}}}),
+       "create koordlet service account");
+    ok(api->createSync(
+           kClusterRoles,
+           json::object{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                        {"kind", "ClusterRole"},
+                        {"metadata", {{"name", id + "-koordlet"}}},
+                        {"rules", json::array{json::object{
+                                      {"apiGroups", json::array{"slo.koordinator.sh"}},
+                                      {"resources", json::array{"nodemetrics/status"}},
+                                      {"verbs", json::array{"get", "patch", "update"}}}}}}),
+       "create ClusterRole");
+    ok(api->createSync(
+           kClusterRoleBindings,
+           json::object{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                        {"kind", "ClusterRoleBinding"},
+                        {"metadata", {{"name", id + "-koordlet"}}},
+                        {"roleRef",
+                         {{"apiGroup", "rbac.authorization.k8s.io"},
+                          {"kind", "ClusterRole"},
+                          {"name", id + "-koordlet"}}},
+                        {"subjects", json::array{json::object{{"kind", "ServiceAccount"},
+                                                              {"name", "koordlet"},
+                                                              {"namespace", sys.name()}}}}}),
+       "create ClusterRoleBinding");
+    // No requests: it must not move the node's batch figures the test checks after this.
+    auto koordlet_spec = pod("koordlet-x", sys.name(), {}, {}, {}, node);
+    koordlet_spec["spec"].as_object()["serviceAccountName"] = "koordlet";
+    // Without the token volume the pod need not wait for the token controller's Secret.
+    koordlet_spec["spec"].as_object()["automountServiceAccountToken"] = false;
+    auto koordlet_pod = ok(api->createSync(named(kPods, "", sys.name()), koordlet_spec),
+                           "create the koordlet's pod");
+    auto token =
+        ok(api->createSync(
+               named({"", "v1", "serviceaccounts", "", "", "token"}, "koordlet", sys.name()),
+               json::object{{"apiVersion", "authentication.k8s.io/v1"},
+                            {"kind", "TokenRequest"},
+                            {"spec",
+                             {{"expirationSeconds", 600},
+                              {"boundObjectRef",
+                               {{"apiVersion", "v1"},
+                                {"kind", "Pod"},
+                                {"name", "koordlet-x"},
+                                {"uid", str(koordlet_pod, {"metadata", "uid"})}}}}}}),
+           "request a token bound to the koordlet's pod");
+    auto config = tokenConfig();
+    config.bearer_token = str(token, {"status", "token"});
+    config.bearer_token_file.clear();
+    KubeApi as_koordlet(config);
+    auto patchStatus = [&](const std::string& name) {
+      return as_koordlet->patchSync(
+          named({"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", "status"}, name),
+          koord::kube::PatchType::kMergePatch,
+          json::object{
+              {"status",
+               {{"updateTime", koord::kube::formatEventTime(std::chrono::system_clock::now())}}}});
+    };
+    // Denied once the manager's pod informer has the koordlet's pod.
+    std::string why;
+    const bool denied = eventually(30s, [&] {
+      auto r = patchStatus(other);
+      why = r ? std::string("allowed") : r.error().message;
+      return !r && r.error().code == 403;
+    });
+    auto log = leader.process->stderrSoFar();
+    INFO("leader's log: " << log.substr(log.size() > 3000 ? log.size() - 3000 : 0));
+    REQUIRE(denied);
+    INFO(why);
+    CHECK(why.find("may change only its own node's objects") != std::string::npos);
+    auto own = patchStatus(node);
+    INFO((own ? std::string() : own.error().message));
+    CHECK(own.has_value());
+  }
 
   // Leader handover: a second manager waits; the leader is killed; the second takes the Lease
   // within lease duration + retry period and runs the controllers.

@@ -15,6 +15,7 @@
 #include "koord/kube/informer.h"
 #include "koord/kube/json_limits.h"
 #include "koord/kube/rest_client.h"
+#include "statesinformer/kubelet_stub.h"
 
 namespace koord::roles::koordlet {
 
@@ -62,17 +63,40 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
         nodes(c, i, nodesRef(), decodeNodeInfo, byName(options.node_name)),
         node_slos(c, i, nodeSLOsRef(), decodeNodeSLOInfo, byName(options.node_name)),
         node_metrics(c, i, nodeMetricsRef(), apis::decodeNodeMetric, byName(options.node_name)),
-        timer(i),
-        kubelet(i, kubeletClientOptions()) {}
+        timer(i) {}
 
-  http::ClientOptions kubeletClientOptions() const {
-    http::ClientOptions co;
-    co.insecure_skip_verify = true;  // the kubelet's serving cert is self-signed by default
-    co.request_timeout = options.kubelet_sync_timeout;
-    co.connect_timeout = options.kubelet_sync_timeout;
-    co.max_idle_per_host = 1;
-    co.user_agent = "koordlet";
-    return co;
+  // The client for the kubelet, made at the first sync: the name its certificate must carry
+  // comes from the Node, and a CA file the kubelet has not written yet is tried again on the
+  // next sync instead of failing the koordlet. Null when the last attempt failed.
+  http::Client* kubeletClient(const NodeInfo& node, std::string& why) {
+    if (options.kubelet_insecure_tls) {
+      if (kubelet == nullptr) {
+        http::ClientOptions co;
+        co.request_timeout = options.kubelet_sync_timeout;
+        co.connect_timeout = options.kubelet_sync_timeout;
+        co.max_idle_per_host = 1;
+        co.user_agent = "koordlet";
+        kubelet = std::make_unique<http::Client>(io, co);
+      }
+      return kubelet.get();
+    }
+    auto name = kubeletServerName(options.kubelet_tls, node);
+    if (kubelet != nullptr && name == kubelet_server_name && !reload_kubelet_ca)
+      return kubelet.get();
+    reload_kubelet_ca = false;
+    if (kubelet != nullptr)
+      kubelet->closeIdleConnections();
+    kubelet.reset();
+    try {
+      kubelet = std::make_unique<http::Client>(
+          io, kubeletClientOptions(options.kubelet_tls, client.config(), name,
+                                   options.kubelet_sync_timeout));
+    } catch (const std::runtime_error& e) {
+      why = e.what();
+      return nullptr;
+    }
+    kubelet_server_name = std::move(name);
+    return kubelet.get();
   }
 
   kube::RestClient& client;
@@ -82,7 +106,11 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
   kube::Informer<NodeSLOInfo> node_slos;
   kube::Informer<apis::NodeMetric> node_metrics;
   asio::steady_timer timer;
-  http::Client kubelet;
+  std::unique_ptr<http::Client> kubelet;
+  std::string kubelet_server_name;
+  // Set when the kubelet's certificate failed verification: the CA file is read again at the
+  // next sync, so a kubelet certificate renewed with its CA (tlsCertFile) is followed.
+  bool reload_kubelet_ca = false;
 
   mutable std::mutex mu;
   std::shared_ptr<const std::vector<PodMeta>> pods;
@@ -118,27 +146,50 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     sync_in_flight = true;
-    std::string url;
     auto address = kubeletAddress(*node, options.kubelet_preferred_address_type);
+    if (address.empty()) {
+      kubeletFailed("the Node lists no address", "");
+      return;
+    }
     if (address.find(':') != std::string::npos)
       address = "[" + address + "]";
-    if (options.kubelet_read_only_port > 0) {
+    std::string url;
+    if (options.kubelet_insecure_tls) {
       url = fmt::format("http://{}:{}/pods/", address, options.kubelet_read_only_port);
     } else {
       url = fmt::format("https://{}:{}/pods/", address,
                         node->kubelet_port > 0 ? node->kubelet_port : 10250);
     }
+    std::string why;
+    http::Client* kc = kubeletClient(*node, why);
+    if (kc == nullptr) {
+      kubeletFailed(why, url);
+      return;
+    }
     http::ClientRequest req;
     req.url = url;
     req.timeout = options.kubelet_sync_timeout;
-    if (options.kubelet_read_only_port <= 0 && !client.config().bearer_token.empty())
-      req.headers.emplace_back("Authorization", "Bearer " + client.config().bearer_token);
-    kubelet.send(std::move(req), [self = shared_from_this(), url](Result<http::Response> r) {
+    if (!options.kubelet_insecure_tls) {
+      // The API server credentials' token, re-read from its file as the RestClient's verbs do
+      // (projected service-account tokens rotate); the kubelet's webhook authenticator checks it.
+      auto prepared = client.prepareRequest("GET", "/");
+      if (!prepared) {
+        kubeletFailed(prepared.error().message, url);
+        return;
+      }
+      for (auto& [k, v] : prepared->headers) {
+        if (k == "Authorization")
+          req.headers.emplace_back(k, std::move(v));
+      }
+    }
+    kc->send(std::move(req), [self = shared_from_this(), url](Result<http::Response> r) {
       if (self->stopped)
         return;
       std::string why;
       if (!r) {
         why = r.error().message();
+        if (r.error() == makeError(Errc::kTlsVerifyFailed))
+          self->reload_kubelet_ca = true;
       } else if (r->status != 200) {
         why = fmt::format("HTTP {}", r->status);
       } else {
@@ -156,13 +207,19 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
           return;
         }
       }
-      if (!self->kubelet_failing) {
-        KOORD_LOG_WARNING("states informer: kubelet {}: {}; listing pods from the API server", url,
-                          why);
-      }
-      self->kubelet_failing = true;
-      self->listFromApiServer();
+      self->kubeletFailed(why, url);
     });
+  }
+
+  // Once per failure streak: the kubelet's pods are the better source (fresher, and the
+  // containers' IDs), so say why the API server stands in.
+  void kubeletFailed(const std::string& why, const std::string& url) {
+    if (!kubelet_failing) {
+      KOORD_LOG_WARNING("states informer: kubelet {}: {}; listing pods from the API server",
+                        url.empty() ? "-" : url, why);
+    }
+    kubelet_failing = true;
+    listFromApiServer();
   }
 
   void listFromApiServer() {
@@ -239,8 +296,12 @@ void StatesInformer::stop() {
   impl_->node_slos.stop();
   impl_->node_metrics.stop();
   // An idle keep-alive connection to the kubelet would hold the io_context until its deadline.
-  impl_->kubelet.closeIdleConnections();
-  asio::post(impl_->io, [impl = impl_] { impl->timer.cancel(); });
+  // On the io thread: syncPods replaces the client there.
+  asio::post(impl_->io, [impl = impl_] {
+    impl->timer.cancel();
+    if (impl->kubelet != nullptr)
+      impl->kubelet->closeIdleConnections();
+  });
 }
 
 bool StatesInformer::hasSynced() const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "koord/apis/node_metric.h"
+#include "statesinformer/kubelet_stub.h"
 #include "statesinformer/node_info.h"
 #include "statesinformer/pod_meta.h"
 #include "statesinformer/states_snapshot.h"
@@ -26,10 +27,12 @@ struct StatesInformerOptions {
   std::string node_name;
   std::chrono::milliseconds kubelet_sync_interval{10000};
   std::chrono::milliseconds kubelet_sync_timeout{3000};
-  /// > 0: plain HTTP on this port (the kubelet's read-only port). 0: HTTPS on the node's
-  /// kubeletEndpoint port with the API server credentials' bearer token.
-  int kubelet_read_only_port = 10255;
+  /// false (Koordinator's default): HTTPS on the Node's kubeletEndpoint port with the API server
+  /// credentials (bearer token, client certificate), the kubelet's certificate checked as
+  /// kubelet_tls says. true: plain HTTP on kubelet_read_only_port, nothing checked.
   bool kubelet_insecure_tls = false;
+  int kubelet_read_only_port = 10255;
+  KubeletTls kubelet_tls;
   std::string kubelet_preferred_address_type = "InternalIP";
 };
 

@@ -223,6 +223,24 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
     if (!username)
       return username.error();
     out.username = std::move(*username);
+    if (const json::value* extra = field(*info, "extra")) {
+      const json::object* entries = extra->if_object();
+      if (entries == nullptr)
+        return typeError("request.userInfo.extra", "object", *extra);
+      for (const auto& [key, values] : *entries) {
+        const json::array* list = values.if_array();
+        if (list == nullptr)
+          return typeError(fmt::format("request.userInfo.extra[{}]", std::string_view(key)),
+                           "array", values);
+        auto& into = out.user_extra[std::string(key)];
+        for (const auto& v : *list) {
+          if (!v.is_string())
+            return typeError(fmt::format("request.userInfo.extra[{}]", std::string_view(key)),
+                             "array of strings", v);
+          into.emplace_back(v.get_string());
+        }
+      }
+    }
   }
 
   bool needs_object = out.operation == Operation::kCreate || out.operation == Operation::kUpdate;
@@ -276,16 +294,25 @@ WebhookResult serve(std::string_view body, const Handler& handler) {
     if (!request)
       return badRequest(request.error().message);
     AdmissionResponse response;
-    bool ours = request->resource == handler.resource && request->sub_resource.empty();
+    std::string_view kind;
+    if (request->resource == handler.resource) {
+      kind = handler.kind;
+    } else {
+      for (const auto& [resource, k] : handler.more_resources) {
+        if (request->resource == resource)
+          kind = k;
+      }
+    }
+    bool ours = !kind.empty() && (request->sub_resource.empty() || handler.subresources);
     if (ours) {
       bool has_object =
           request->operation == Operation::kCreate || request->operation == Operation::kUpdate;
       if (has_object) {
-        if (auto wrong = checkKind(request->object, "request.object", handler.kind))
+        if (auto wrong = checkKind(request->object, "request.object", kind))
           return badRequest(*wrong);
       }
       if (request->old_object) {
-        if (auto wrong = checkKind(*request->old_object, "request.oldObject", handler.kind))
+        if (auto wrong = checkKind(*request->old_object, "request.oldObject", kind))
           return badRequest(*wrong);
       }
       try {

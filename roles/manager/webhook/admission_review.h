@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "koord/kube/error.h"
@@ -32,6 +34,10 @@ struct AdmissionRequest {
   bool dry_run = false;
   /// request.userInfo.username: who asked the API server ("" when the review names nobody).
   std::string username;
+  /// request.userInfo.extra: for a bound service-account token, the pod it was issued to
+  /// (authentication.kubernetes.io/pod-name, pod-uid) and, from Kubernetes 1.30, its node
+  /// (authentication.kubernetes.io/node-name).
+  std::map<std::string, std::vector<std::string>, std::less<>> user_extra;
   /// request.object; empty for DELETE and CONNECT.
   boost::json::object object;
   /// request.oldObject: always for UPDATE, for DELETE when the API server sends it.
@@ -75,6 +81,10 @@ struct Handler {
   std::string resource;  // "pods"
   std::string kind;      // "Pod"
   std::function<AdmissionResponse(const AdmissionRequest&)> admit;
+  /// More resources this path judges, each with its kind; their subresources too when
+  /// `subresources` is set (a status written through nodes/status is still a Node).
+  std::vector<std::pair<std::string, std::string>> more_resources = {};
+  bool subresources = false;
 };
 
 /// What the HTTP layer sends back, and the outcome for the metrics label: "allowed", "patched",

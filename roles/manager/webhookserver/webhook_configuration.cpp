@@ -165,7 +165,20 @@ json::array defaultWebhooks(bool mutating) {
   auto cm = webhook("vconfigmap.koordinator.sh", "/validate-configmap",
                     rule("configmaps", {"CREATE", "UPDATE", "DELETE"}), "Fail");
   cm["objectSelector"] = selectorIn("koordinator.sh/configmap-type", "slo-controller-config");
-  return json::array{std::move(pod), std::move(cm)};
+  // koord's own: each koordlet writes only its own node's objects. Ignore: a manager that is
+  // down must not stop the kubelets' node status updates that go through the same rule.
+  auto node_writes = webhook("vnode-writes.koordinator.sh", "/validate-node-writes",
+                             rule("nodes", {"CREATE", "UPDATE", "DELETE"}), "Ignore");
+  json::array rules = node_writes["rules"].as_array();
+  rules.front().as_object()["resources"] = json::array{"nodes", "nodes/status"};
+  rules.push_back(json::object{
+      {"apiGroups", json::array{"slo.koordinator.sh", "scheduling.koordinator.sh"}},
+      {"apiVersions", json::array{"v1alpha1"}},
+      {"operations", json::array{"CREATE", "UPDATE", "DELETE"}},
+      {"resources",
+       json::array{"nodemetrics", "nodemetrics/status", "devices", "devices/status"}}});
+  node_writes["rules"] = std::move(rules);
+  return json::array{std::move(pod), std::move(cm), std::move(node_writes)};
 }
 
 kube::Expected<json::array> renderWebhooks(const json::array& templates,

@@ -1,5 +1,6 @@
 #include "yaml_json.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 #include <boost/json.hpp>
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -224,11 +226,14 @@ Scalar resolvePlain(std::string_view in) {
 std::string goFloat32Key(double d) {
   if (std::isnan(d))
     return ".nan";
-  if (std::isinf(d))
-    return d > 0 ? ".inf" : "-.inf";
+  // Go's float32(d) rounds a finite double beyond float's range to an infinity, which FormatFloat
+  // spells "+Inf" and sigs.k8s.io/yaml then ".inf"; to_chars would print "inf" without the
+  // exponent the code below looks for (found by tests/fuzz/scheduler_config_fuzz).
+  const auto f = static_cast<float>(d);
+  if (std::isinf(f))
+    return f > 0 ? ".inf" : "-.inf";
   char buf[64];
-  const auto r =
-      std::to_chars(buf, buf + sizeof buf, static_cast<float>(d), std::chars_format::scientific);
+  const auto r = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
   const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));  // "-1.25e+02"
   const std::size_t e = sci.find('e');
   std::string_view mantissa = sci.substr(0, e);
@@ -437,12 +442,50 @@ class Converter {
   std::size_t nodes_ = 0;
 };
 
+// Only watches where each document starts: the events of its nodes are not needed.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  YAML::Mark start = YAML::Mark::null_mark();
+};
+
+// yaml-cpp 0.7 (Debian 12) never consumes a ',' outside a flow collection where a node should
+// start (",", "- ,", "\"x\" ,"): LoadAll then parses the same token as one empty document after
+// another and never returns (found by tests/fuzz/scheduler_config_fuzz). Documents always
+// consume their first token otherwise, so one starting where the previous one started is that
+// loop; this pass finds it before LoadAll runs. Throws YAML::Exception as LoadAll does.
+void refuseStuckDocuments(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  std::optional<int> last_pos;
+  while (parser.HandleNextDocument(starts)) {
+    if (last_pos == starts.start.pos)
+      throw YAML::ParserException(starts.start, "unexpected ','");
+    last_pos = starts.start.pos;
+  }
+}
+
 }  // namespace
 
 kube::Expected<json::value> yamlToJson(std::string_view text) {
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    const std::string copy(text);
+    refuseStuckDocuments(copy);
+    docs = YAML::LoadAll(copy);
   } catch (const YAML::Exception& e) {
     if (e.mark.line >= 0) {
       return kube::makeKubeError(fmt::format("malformed YAML at line {}, column {}: {}",

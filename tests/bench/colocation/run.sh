@@ -452,7 +452,7 @@ klog=$work/koordlet.log
 start_koordlet() {
   NODE_NAME=$node agent_mode=hostMode "$work/koord" koordlet -kubeconfig="$KOORD_KUBECONFIG" \
     -cgroup-root-dir="$cgroot/" -sys-root-dir=/sys/ -proc-root-dir=/proc/ -addr=127.0.0.1:0 \
-    -kubelet-read-only-port="$kubelet_port" -collect-res-used-interval=1s \
+    -kubelet-insecure-tls -kubelet-read-only-port="$kubelet_port" -collect-res-used-interval=1s \
     -runtime-hooks-reconcile-interval=1s -feature-gates=CoreSched=true -v=3 >>"$klog" 2>&1 &
   koordlet_pid=$!
 }

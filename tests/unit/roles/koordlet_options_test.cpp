@@ -60,3 +60,19 @@ TEST_CASE("koordlet refuses bad values and a missing NODE_NAME", "[roles][koordl
   flags.parse({"-runtime-hooks-failure-policy=Maybe"});
   CHECK_THROWS_WITH(validate(o), Catch::Contains("Maybe"));
 }
+
+TEST_CASE("koordlet reaches the kubelet's secure port by default", "[roles][koordlet]") {
+  KoordletOptions o;
+  FeatureGate gates(apis::koordletFeatures());
+  FlagSet flags("koordlet");
+  registerFlags(flags, o, gates, false);
+  // Koordinator's defaults: HTTPS (no -kubelet-insecure-tls); the read-only port only with it.
+  CHECK_FALSE(o.kubelet_insecure_tls);
+  CHECK(o.kubelet_read_only_port == 10255);
+  CHECK(o.kubelet_ca_file.empty());
+  CHECK(o.kubelet_config_file == "/var/lib/kubelet/config.yaml");
+  o.node_name = "n";
+  REQUIRE(flags.parse({"-kubelet-insecure-tls", "-kubelet-read-only-port=0"}) ==
+          FlagSet::Outcome::kRun);
+  CHECK_THROWS_WITH(validate(o), Catch::Contains("-kubelet-read-only-port=0"));
+}

@@ -30,10 +30,15 @@ TEST_CASE("default webhooks exempt control-plane namespaces and fail closed", "[
   CHECK(mutating[0].at("namespaceSelector").at("matchExpressions").as_array()[0].at("operator") ==
         "DoesNotExist");
   auto validating = defaultWebhooks(false);
-  REQUIRE(validating.size() == 2);
+  REQUIRE(validating.size() == 3);
   CHECK(validating[1].at("clientConfig").at("service").at("path") == "/validate-configmap");
   CHECK(validating[1].at("objectSelector").at("matchExpressions").as_array()[0].at("key") ==
         "koordinator.sh/configmap-type");
+  // The koordlets' writes: fails open, since kubelets' node updates go through the same rule.
+  CHECK(validating[2].at("clientConfig").at("service").at("path") == "/validate-node-writes");
+  CHECK(validating[2].at("failurePolicy") == "Ignore");
+  CHECK(validating[2].at("rules").as_array()[1].at("resources") ==
+        json::array{"nodemetrics", "nodemetrics/status", "devices", "devices/status"});
 }
 
 TEST_CASE("default webhooks give the apiserver 10 s, past the server's own 8 s deadline",

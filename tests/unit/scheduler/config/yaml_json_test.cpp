@@ -99,6 +99,15 @@ TEST_CASE("map keys become strings as sigs.k8s.io/yaml writes them", "[yaml]") {
   CHECK(*trap == json::parse(R"({"x":1,"true":2,"n":3})"));
 }
 
+// A float key goes through float32 as sigs.k8s.io/yaml's FormatFloat(f, 'g', -1, 32) does: one
+// beyond float's range is an infinity there. koord read past its buffer on these (found by
+// tests/fuzz/scheduler_config_fuzz).
+TEST_CASE("float map keys beyond float32's range are infinities", "[yaml]") {
+  auto doc = yamlToJson("1e39: 1\n-1e39: 2\n3.4e38: 3\n");
+  REQUIRE(doc);
+  CHECK(*doc == json::parse(R"({".inf":1,"-.inf":2,"3.4e+38":3})"));
+}
+
 TEST_CASE("merge keys fill in what the map does not set itself", "[yaml]") {
   auto doc = yamlToJson("base: &b {a: 1, b: 2}\nm:\n  <<: *b\n  b: 3\n");
   REQUIRE(doc);
@@ -130,6 +139,24 @@ TEST_CASE("YAML faults are errors naming the path and line", "[yaml]") {
     REQUIRE_FALSE(doc);
     CHECK_THAT(doc.error().message, Catch::Matchers::StartsWith(row.error));
   }
+}
+
+// yaml-cpp 0.7's LoadAll never returned on these (tests/fuzz/scheduler_config_fuzz found the
+// first one): a ',' where a block node should start is parsed as an endless run of empty
+// documents. A --config file holding one must be an error, not a scheduler that hangs at start.
+TEST_CASE("a stray ',' outside a flow collection is an error, not a hang", "[yaml]") {
+  for (const std::string& yaml :
+       {std::string(",: fxo\0\0\xeb", 9), std::string(","), std::string("- ,"),
+        std::string("\"x\" ,"), std::string("!!str ,"), std::string("a: 1\n---\n,\n")}) {
+    CAPTURE(yaml);
+    auto doc = yamlToJson(yaml);
+    REQUIRE_FALSE(doc);
+    CHECK_THAT(doc.error().message, Catch::Matchers::StartsWith("malformed YAML at line"));
+  }
+  // ',' inside flow collections and plain scalars is still fine.
+  auto doc = yamlToJson("a: [1, 2]\nb: {c: d, e: f}\ng: x, y\n");
+  REQUIRE(doc);
+  CHECK(doc->at("g") == "x, y");
 }
 
 TEST_CASE("an empty document is null, a trailing --- is no second document", "[yaml]") {

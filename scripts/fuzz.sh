@@ -14,14 +14,9 @@ cd "$root"
 build=${KOORD_FUZZ_BUILD_DIR:-$root/build-fuzz}
 budget=${KOORD_FUZZ_SECONDS:-150}
 jobs=${KOORD_FUZZ_JOBS:-$(($(nproc) < 2 ? $(nproc) : 2))}
-export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/koord-ccache}
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
-export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 # libFuzzer checks for leaks after each input that allocated more than it freed; UBSan must stop
 # at the first report so that libFuzzer saves the input.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+source "$root/scripts/lib/build-env.sh"
 
 if [[ $# -gt 0 ]]; then
   targets=("$@")

@@ -16,15 +16,7 @@ scripts/install-deps.sh
 sanitize=${KOORD_SANITIZE:-ON}
 build=${KOORD_BUILD_DIR:-$root/build-test}
 [[ $sanitize == ON ]] || build=${KOORD_BUILD_DIR:-$root/build}
-export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/koord-ccache}
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
-# Paths under the checkout are hashed relative to it, so a fresh clone elsewhere (CI) reuses the
-# objects of an earlier build instead of recompiling everything.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
-export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
-# Sanitizer builds: every leak and every UB report fails the test that caused it.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+source "$root/scripts/lib/build-env.sh"
 
 jobs=$(nproc)
 cmake -S "$root" -B "$build" -G Ninja -DKOORD_SANITIZE="$sanitize" -DKOORD_WERROR=ON >/dev/null

@@ -340,6 +340,7 @@ int roleMain(int argc, char** argv) {
       evictor.stop();
       client.httpClient().closeIdleConnections();
     });
+    app::warnGatesWithoutEffect(gates, "koordlet");
     return role.run();
   });
 }

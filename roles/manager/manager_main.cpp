@@ -187,6 +187,7 @@ int roleMain(int argc, char** argv) {
       informers.stop();
       client.httpClient().closeIdleConnections();
     });
+    app::warnGatesWithoutEffect(gates, "manager");
     int rc = role.run();
 
     if (elector)

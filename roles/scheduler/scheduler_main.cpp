@@ -168,6 +168,7 @@ int roleMain(int argc, char** argv) {
       informers.stop();
       client.httpClient().closeIdleConnections();
     });
+    app::warnGatesWithoutEffect(gates, "scheduler");
     int rc = role.run();
     if (elector)
       elector->stop();

@@ -27,6 +27,11 @@ void addFeatureGatesFlag(FlagSet& flags, CommonOptions& options, const FeatureGa
   flags.addHelpSection("Feature gates (--feature-gates)", gates.helpLines());
 }
 
+void warnGatesWithoutEffect(const FeatureGate& gates, std::string_view role) {
+  for (const auto& setting : gates.setButUnread())
+    KOORD_LOG_WARNING("{}: feature gate {} has no effect in koord yet", role, setting);
+}
+
 void applyCommonOptions(const CommonOptions& options, FeatureGate* gates) {
   if (options.verbosity < 0)
     throw FlagError("invalid value for -v: must be >= 0");

@@ -98,6 +98,11 @@ bool FeatureGate::enabled(std::string_view name) const {
   if (it == known_.end()) {
     throw std::logic_error(fmt::format("feature gate {} is not registered", name));
   }
+  {
+    std::lock_guard lock(read_->mu);
+    if (!read_->names.contains(name))
+      read_->names.emplace(name);
+  }
   if (auto e = explicit_.find(name); e != explicit_.end())
     return e->second;
   const FeatureSpec& spec = it->second;
@@ -112,6 +117,18 @@ bool FeatureGate::enabled(std::string_view name) const {
       return true;
   }
   return spec.default_value;
+}
+
+std::vector<std::string> FeatureGate::setButUnread() const {
+  std::vector<std::string> out;
+  std::lock_guard lock(read_->mu);
+  for (const auto& [name, value] : explicit_) {
+    if (name == kAllAlpha || name == kAllBeta)
+      continue;
+    if (value != known_.at(name).default_value && !read_->names.contains(name))
+      out.push_back(fmt::format("{}={}", name, value));
+  }
+  return out;
 }
 
 std::map<std::string, bool> FeatureGate::effective() const {

@@ -33,6 +33,10 @@ void addFeatureGatesFlag(FlagSet& flags, CommonOptions& options, const FeatureGa
 /// Throws FlagError (exit 2) for a bad --feature-gates value or an unsupported logging choice.
 void applyCommonOptions(const CommonOptions& options, FeatureGate* gates);
 
+/// One warning line per feature gate the command line set that `role` never read (see
+/// FeatureGate::setButUnread): call it once the role has wired itself up, before running.
+void warnGatesWithoutEffect(const FeatureGate& gates, std::string_view role);
+
 /// A configuration fault found after parsing (bad address, inconsistent values): exit 1.
 class ConfigError : public std::runtime_error {
  public:

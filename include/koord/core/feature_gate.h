@@ -3,6 +3,9 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -48,9 +51,20 @@ class FeatureGate {
   /// One line per gate as kube components print them: "Name=true|false (BETA - default=true)".
   std::vector<std::string> helpLines() const;
 
+  /// "Name=value" for each gate set on the command line to other than its default that no code
+  /// has read through enabled() yet. Asked once a role has wired itself up, these are settings
+  /// koord accepts (Koordinator's manifests pass them) but that change nothing.
+  std::vector<std::string> setButUnread() const;
+
  private:
+  struct ReadLog {
+    std::mutex mu;
+    std::set<std::string, std::less<>> names;
+  };
+
   std::map<std::string, FeatureSpec, std::less<>> known_;
   std::map<std::string, bool, std::less<>> explicit_;
+  std::shared_ptr<ReadLog> read_ = std::make_shared<ReadLog>();
 };
 
 }  // namespace koord

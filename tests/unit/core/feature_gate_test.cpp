@@ -67,3 +67,16 @@ TEST_CASE("feature gate help lists stages and defaults", "[core][featuregate]") 
                      [](const std::string& l) { return l.rfind("Locked", 0) == 0; }));
   CHECK_THROWS_AS(FeatureGate({{"A", true}, {"A", false}}), std::invalid_argument);
 }
+
+TEST_CASE("gates set but never read are reported; defaults and read gates are not",
+          "[featuregate]") {
+  koord::FeatureGate g({{"Used", false, koord::FeatureStage::kAlpha, false},
+                        {"Unused", false, koord::FeatureStage::kAlpha, false},
+                        {"AsDefault", true, koord::FeatureStage::kBeta, false}});
+  g.set("Used=true,Unused=true,AsDefault=true,AllAlpha=false");
+  CHECK(g.enabled("Used"));
+  // Before: nothing told an operator that Unused=true changed nothing.
+  CHECK(g.setButUnread() == std::vector<std::string>{"Unused=true"});
+  CHECK(g.enabled("Unused"));
+  CHECK(g.setButUnread().empty());
+}

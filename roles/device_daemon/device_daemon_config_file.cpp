@@ -82,6 +82,11 @@ class Reader {
       double ns = 0;
       std::istringstream in(text);
       if (in >> ns && in.eof() && std::isfinite(ns)) {
+        // A Go Duration is int64 nanoseconds, and the timer converts the interval back to them:
+        // a larger count would overflow there (or, far enough out, already in the cast below).
+        constexpr double kLimit = 9223372036854775808.0;  // 2^63
+        if (ns >= kLimit || ns < -kLimit)
+          fail(node, key, fmt::format("{} nanoseconds is beyond a duration's range", text));
         return std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::duration<double, std::nano>(ns));
       }

@@ -73,8 +73,15 @@ int roleMain(int argc, char** argv) {
          },
          [&](const std::string&, const ConfigMapData&) { slo_config.remove(); }});
 
-    ManagerControllers controllers(client, informers, slo_config, enabledControllers(o.controllers),
-                                   role.metrics());
+    // The controllers write only while this replica leads: once the lease's renew deadline has
+    // passed or leadership has ended, their client refuses a write that was still queued (in a
+    // work queue, behind the rate limiter) instead of sending it while a successor takes over.
+    auto fence = std::make_shared<kube::LeadershipFence>();
+    std::unique_ptr<kube::RestClient> fenced_client;
+    if (o.enable_leader_election)
+      fenced_client = client.fenced([fence] { return fence->remaining(); });
+    ManagerControllers controllers(fenced_client ? *fenced_client : client, informers, slo_config,
+                                   enabledControllers(o.controllers), role.metrics());
     controllers.watch();
 
     // Admission: every replica serves it, leader or not.
@@ -161,6 +168,7 @@ int roleMain(int argc, char** argv) {
       le.lease_name = "koordinator-manager";
       le.identity = app::leaderIdentity();
       le.on_started_leading = start_leading;
+      le.fence = fence;
       le.on_stopped_leading = [&] {
         if (!role.reactor().stopping()) {
           KOORD_LOG_ERROR("manager: leader election lost, exiting");

@@ -324,7 +324,15 @@ void Scheduler::bindAsync(Profile& profile, std::shared_ptr<CycleState> state, Q
           // A 409 (bound already, or gone) lands here too: forgetting the assumed pod is what
           // matters; the informer then shows where it really is.
           fw.runUnreservePlugins(*state, *assumed, node);
-          logIfError(cache_.forgetPod(*assumed), "forgetting", assumed->key());
+          if (auto forgot = cache_.forgetPod(*assumed); !forgot) {
+            logIfError(forgot, "forgetting", assumed->key());
+          } else {
+            // The room the assumed pod held is free again, as if a bound pod had gone
+            // (kube-scheduler does this from 1.22 on): pods it kept out are retried, and this
+            // one, failing after the move, backs off instead of waiting in unschedulableQ for
+            // up to a minute, however often its binding fails.
+            queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
+          }
           metrics_.attempt(AttemptResult::kError, profile.name, secondsSince(start));
           failed(profile, std::move(info), cycle, kReasonSchedulerError,
                  fmt::format("binding rejected: {}", s.message()), "");

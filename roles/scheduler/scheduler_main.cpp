@@ -96,7 +96,14 @@ int roleMain(int argc, char** argv) {
     auto& io = role.reactor().context();
     kube::RestClient client(io, restConfig(o, cfg));
     SchedulerInformers informers(client, io);
-    KubeSchedulerApi api(client, io, informers, app::hostName());
+    const auto le_config = leaderElection(o, cfg);
+    // Bindings, preemptions and status patches go out only while this replica leads: one still
+    // queued when the lease's renew deadline passes is refused, not sent beside a successor's.
+    auto fence = std::make_shared<kube::LeadershipFence>();
+    std::unique_ptr<kube::RestClient> fenced_client;
+    if (le_config.leader_elect)
+      fenced_client = client.fenced([fence] { return fence->remaining(); });
+    KubeSchedulerApi api(fenced_client ? *fenced_client : client, io, informers, app::hostName());
     std::unique_ptr<Scheduler> scheduler;
     try {
       scheduler = std::make_unique<Scheduler>(cfg, inTreeRegistry(), api, role.metrics());
@@ -133,7 +140,6 @@ int roleMain(int argc, char** argv) {
 
     std::atomic<bool> lost_leadership{false};
     std::unique_ptr<kube::LeaderElector> elector;
-    const auto le_config = leaderElection(o, cfg);
     if (le_config.leader_elect) {
       kube::LeaderElectionConfig le;
       le.lease_namespace = le_config.resource_namespace;
@@ -146,6 +152,7 @@ int roleMain(int argc, char** argv) {
       le.retry_period =
           std::chrono::duration_cast<std::chrono::milliseconds>(le_config.retry_period);
       le.on_started_leading = [&] { leading = true; };
+      le.fence = fence;
       le.on_stopped_leading = [&] {
         if (!role.reactor().stopping()) {
           KOORD_LOG_ERROR("scheduler: leader election lost, exiting");

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Sourced by scripts/test.sh and scripts/fuzz.sh (with $root set to the checkout): the compiler
-# cache and sanitizer settings both builds share. Every value can be overridden from outside.
+# Sourced by scripts/test.sh, fuzz.sh and tsan.sh (with $root set to the checkout): the compiler
+# cache and sanitizer settings the builds share. Every value can be overridden from outside.
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/koord-ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
 # Paths under the checkout are hashed relative to it, so a fresh clone elsewhere (CI) reuses the

@@ -94,6 +94,10 @@ bool isKernelRefusal(const kube::Error& e) {
   return e.code.category() == boost::system::system_category();
 }
 
+bool isRefusedWrite(const kube::Error& e) {
+  return isKernelRefusal(e) || e.code == rangeRefusal();
+}
+
 fs::path ResourceExecutor::pathOf(std::string_view dir, Resource r) const {
   auto file = resourceFile(r, root_.version);
   fs::path p = root_.root;
@@ -295,10 +299,17 @@ kube::Expected<WriteOutcome> ResourceExecutor::write(std::string_view dir, Resou
     return kube::makeKubeError(
         fmt::format("cgroup directory {:?}: not a relative cgroup path", std::string(dir)));
   }
-  auto valid = validateValue(r, value);
-  if (!valid)
-    return valid.error();
   const auto file = resourceFile(r, root_.version);
+  auto valid = validateValue(r, value);
+  if (!valid) {
+    // Counted and backed off as the kernel's refusals are: a reconciler that computes a bad
+    // value computes it again every round, and an operator should see that in the metric.
+    const std::string path = pathOf(dir, r).string();
+    if (auto admitted = failures_->admit(path, value); !admitted)
+      return admitted.error();
+    failures_->outOfRange(path, file.file, value, valid.error().message);
+    return kube::Error(valid.error().message, rangeRefusal());
+  }
   // Read first: the current content both decides "unchanged" and, for v2's cpu.max, supplies
   // the half of the file this write does not change.
   auto current = readRaw(dir, file);

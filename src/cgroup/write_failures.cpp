@@ -14,10 +14,12 @@ namespace koord::cgroup {
 namespace {
 
 metrics::CounterFamily& writeErrors() {
-  // Counted where the kernel refuses, so every caller's writes are covered alike.
+  // Counted where writes are refused, so every caller's writes are covered alike.
   static auto& family = metrics::Registry::global().counter(
       "koordlet_cgroup_write_errors_total",
-      "cgroup writes the kernel refused, by file name and errno.", {"file", "errno"});
+      "cgroup writes refused, by file name and errno: the kernel's errno, or \"range\" for a "
+      "value the koordlet's range check refused (never written).",
+      {"file", "errno"});
   return family;
 }
 
@@ -27,7 +29,22 @@ bool powerOfTen(std::uint64_t n) {
   return n == 1;
 }
 
+// "range": the label an operator reads for a value koord refused itself. An errno name there
+// would send them looking for a kernel refusal that never happened.
+constexpr std::string_view kRangeLabel = "range";
+
+class RangeCategory final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "koord.cgroup.range"; }
+  std::string message(int) const override { return "value refused by the range check"; }
+};
+
 }  // namespace
+
+boost::system::error_code rangeRefusal() {
+  static const RangeCategory category;
+  return {EINVAL, category};
+}
 
 std::string errnoName(int err) {
   switch (err) {
@@ -67,16 +84,30 @@ kube::Expected<void> WriteFailures::admit(const std::string& path, std::string_v
       clock_.monotonicNow() >= it->second.retry_at)
     return {};
   // The message stays the same from round to round, so a caller that logs a changed error
-  // once does not log this one again; the code is the refusal's errno, as the write's was.
+  // once does not log this one again; the code is the refusal's (the errno, or the range
+  // check's), as the write's was.
   const auto& run = it->second;
-  return kube::Error(fmt::format("write {} = {:?}: {}; retried with backoff", path,
-                                 std::string(value), std::strerror(run.err)),
-                     boost::system::error_code(run.err, boost::system::system_category()));
+  return kube::Error(
+      fmt::format("write {} = {:?}: {}; retried with backoff", path, std::string(value), run.why),
+      run.err == 0 ? rangeRefusal()
+                   : boost::system::error_code(run.err, boost::system::system_category()));
 }
 
 void WriteFailures::refused(const std::string& path, std::string_view file, std::string_view value,
                             int err) {
-  writeErrors().with({std::string(file), errnoName(err)}).inc();
+  record(path, file, value, err, std::strerror(err));
+}
+
+void WriteFailures::outOfRange(const std::string& path, std::string_view file,
+                               std::string_view value, std::string_view why) {
+  record(path, file, value, 0, why);
+}
+
+void WriteFailures::record(const std::string& path, std::string_view file, std::string_view value,
+                           int err, std::string_view why) {
+  writeErrors()
+      .with({std::string(file), err == 0 ? std::string(kRangeLabel) : errnoName(err)})
+      .inc();
   std::lock_guard lock(mu_);
   if (runs_.size() >= kMaxRuns && !runs_.contains(path)) {
     // Runs of cgroups that went away (a deleted pod) never end with a success; the oldest
@@ -91,9 +122,10 @@ void WriteFailures::refused(const std::string& path, std::string_view file, std:
     KOORD_LOG_WARNING(
         "cgroup write {} = {:?} refused: {}; repeats are counted in "
         "koordlet_cgroup_write_errors_total and retried with backoff",
-        path, std::string(value), std::strerror(err));
+        path, std::string(value), why);
     run = Run{};
     run.err = err;
+    run.why = std::string(why);
     run.delay = kFirstDelay;
   } else {
     run.delay = std::min<std::chrono::steady_clock::duration>(run.delay * 2, kMaxDelay);
@@ -103,7 +135,7 @@ void WriteFailures::refused(const std::string& path, std::string_view file, std:
   run.retry_at = clock_.monotonicNow() + run.delay;
   if (run.count > 1 && powerOfTen(run.count)) {
     KOORD_LOG_WARNING("cgroup write {}: refused {} times in a row ({}), last value {:?}", path,
-                      run.count, std::strerror(err), run.value);
+                      run.count, run.why, run.value);
   }
 }
 
@@ -113,7 +145,7 @@ void WriteFailures::succeeded(const std::string& path) {
   if (it == runs_.end())
     return;
   KOORD_LOG_INFO("cgroup write {}: taken after {} refused write(s) ({}, last refused {:?})", path,
-                 it->second.count, std::strerror(it->second.err), it->second.value);
+                 it->second.count, it->second.why, it->second.value);
   runs_.erase(it);
 }
 

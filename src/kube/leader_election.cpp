@@ -52,6 +52,22 @@ void validate(const LeaderElectionConfig& c) {
   }
 }
 
+std::chrono::milliseconds LeadershipFence::remaining() const {
+  const steady_clock::time_point until{steady_clock::duration(until_.load())};
+  const auto now = clock_.monotonicNow();
+  if (until <= now)
+    return milliseconds(0);
+  return std::chrono::duration_cast<milliseconds>(until - now);
+}
+
+void LeadershipFence::holdUntil(steady_clock::time_point until) {
+  until_.store(until.time_since_epoch().count());
+}
+
+void LeadershipFence::release() {
+  until_.store(steady_clock::duration::min().count());
+}
+
 std::string formatMicroTime(system_clock::time_point t) {
   using namespace std::chrono;
   const auto us = floor<microseconds>(t);
@@ -138,9 +154,15 @@ std::optional<system_clock::time_point> parseMicroTime(std::string_view s) {
   }
   if (pos != s.size())
     return std::nullopt;
-  // Local time minus its offset is UTC.
-  return system_clock::time_point(sys_days(ymd) + hours(h) + minutes(mi) + seconds(sec) +
-                                  microseconds(micros) - offset);
+  // Local time minus its offset is UTC. Counted in microseconds first: any four-digit year fits
+  // there, while system_clock's int64 nanoseconds end in 1677 and 2262 (Go's Time reaches year
+  // 9999), so a time beyond them is refused instead of wrapping into another century.
+  const microseconds since_epoch = sys_days(ymd).time_since_epoch() + hours(h) + minutes(mi) +
+                                   seconds(sec) + microseconds(micros) - offset;
+  if (since_epoch < duration_cast<microseconds>(system_clock::duration::min()) ||
+      since_epoch > duration_cast<microseconds>(system_clock::duration::max()))
+    return std::nullopt;
+  return system_clock::time_point(duration_cast<system_clock::duration>(since_epoch));
 }
 
 namespace {
@@ -370,6 +392,9 @@ struct ElectorState : std::enable_shared_from_this<ElectorState> {
     }
     observeLease(*r);
     last_success_start = started;
+    // Before on_started_leading: the controllers it starts write through this fence.
+    if (config.fence)
+      config.fence->holdUntil(started + config.renew_deadline);
     if (phase != Phase::kLeading) {
       phase = Phase::kLeading;
       {
@@ -456,7 +481,13 @@ struct ElectorState : std::enable_shared_from_this<ElectorState> {
     });
   }
 
+  void closeFence() {
+    if (config.fence)
+      config.fence->release();
+  }
+
   void lose(const std::string& why) {
+    closeFence();  // before anything else: writes stop first
     phase = Phase::kFinished;
     retry_timer.cancel();
     deadline_timer.cancel();
@@ -472,6 +503,7 @@ struct ElectorState : std::enable_shared_from_this<ElectorState> {
   void beginStop() {
     if (phase == Phase::kFinished || phase == Phase::kStopping)
       return;
+    closeFence();
     phase = Phase::kStopping;
     retry_timer.cancel();
     deadline_timer.cancel();
@@ -516,6 +548,7 @@ struct ElectorState : std::enable_shared_from_this<ElectorState> {
   void finishStop() {
     if (phase == Phase::kFinished)
       return;
+    closeFence();
     phase = Phase::kFinished;
     bool was_leading;
     {
@@ -646,6 +679,9 @@ void LeaderElector::start() {
 void LeaderElector::stop() {
   auto& s = *state_;
   const bool in_callback = s.callback_thread.load() == std::this_thread::get_id();
+  // Writes stop now, not once the strand gets to beginStop(): the lease may be handed back
+  // before then.
+  s.closeFence();
   {
     std::lock_guard lock(s.mu);
     if (!s.stop_requested) {

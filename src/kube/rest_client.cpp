@@ -251,19 +251,33 @@ struct RestState : std::enable_shared_from_this<RestState> {
   }
 
   void send(std::string method, std::string target, std::string body, std::string content_type,
-            RestClient::Callback done, json::storage_ptr storage = {}) {
-    limiter.asyncAcquire(
-        io, [self = shared_from_this(), method = std::move(method), target = std::move(target),
-             body = std::move(body), content_type = std::move(content_type), done = std::move(done),
-             storage = std::move(storage)](boost::system::error_code ec) mutable {
-          if (ec) {
-            done(transportError(
-                fmt::format("{} {}: rate limiter wait failed: {}", method, target, ec.message())));
-            return;
-          }
-          self->sendNow(std::move(method), std::move(target), std::move(body),
-                        std::move(content_type), std::move(done), std::move(storage));
-        });
+            RestClient::Callback done, json::storage_ptr storage = {}, WriteFence fence = {}) {
+    limiter.asyncAcquire(io, [self = shared_from_this(), method = std::move(method),
+                              target = std::move(target), body = std::move(body),
+                              content_type = std::move(content_type), done = std::move(done),
+                              storage = std::move(storage),
+                              fence = std::move(fence)](boost::system::error_code ec) mutable {
+      if (ec) {
+        done(transportError(
+            fmt::format("{} {}: rate limiter wait failed: {}", method, target, ec.message())));
+        return;
+      }
+      // Asked after the limiter's wait, which can be long: leadership may have ended in it.
+      std::chrono::milliseconds timeout{0};
+      if (fence) {
+        const auto left = fence();
+        if (left <= std::chrono::milliseconds(0)) {
+          ApiError e;
+          e.reason = "Fenced";
+          e.message = fmt::format("{} {}: not sent: this process no longer leads", method, target);
+          done(std::move(e));
+          return;
+        }
+        timeout = self->config.timeout.count() > 0 ? std::min(left, self->config.timeout) : left;
+      }
+      self->sendNow(std::move(method), std::move(target), std::move(body), std::move(content_type),
+                    std::move(done), std::move(storage), timeout);
+    });
   }
 
   ApiResult<http::ClientRequest> prepare(std::string method, const std::string& target) {
@@ -280,13 +294,15 @@ struct RestState : std::enable_shared_from_this<RestState> {
   }
 
   void sendNow(std::string method, std::string target, std::string body, std::string content_type,
-               RestClient::Callback done, json::storage_ptr storage) {
+               RestClient::Callback done, json::storage_ptr storage,
+               std::chrono::milliseconds timeout) {
     auto prepared = prepare(std::move(method), target);
     if (!prepared) {
       done(prepared.error());
       return;
     }
     http::ClientRequest req = std::move(*prepared);
+    req.timeout = timeout;
     if (!content_type.empty())
       req.headers.emplace_back("Content-Type", std::move(content_type));
     req.body = std::move(body);
@@ -336,6 +352,14 @@ ApiResult<json::value> blockOn(boost::asio::io_context& io, Start start) {
 
 RestClient::RestClient(boost::asio::io_context& io, RestConfig config)
     : state_(std::make_shared<detail::RestState>(io, std::move(config))) {}
+
+RestClient::RestClient(std::shared_ptr<detail::RestState> state, WriteFence fence)
+    : state_(std::move(state)), fence_(std::move(fence)) {}
+
+std::unique_ptr<RestClient> RestClient::fenced(WriteFence fence) const {
+  // Not make_unique: the constructor is private.
+  return std::unique_ptr<RestClient>(new RestClient(state_, std::move(fence)));
+}
 
 RestClient::~RestClient() = default;
 
@@ -433,13 +457,13 @@ void RestClient::listEach(const ResourceRef& ref, const ListOptions& o,
 void RestClient::create(const ResourceRef& ref, json::value body, Callback done,
                         const WriteOptions& options) {
   state_->send("POST", resourcePath(ref) + writeQuery(options), json::serialize(body),
-               "application/json", std::move(done));
+               "application/json", std::move(done), {}, fence_);
 }
 
 void RestClient::update(const ResourceRef& ref, json::value body, Callback done,
                         const WriteOptions& options) {
   state_->send("PUT", resourcePath(ref) + writeQuery(options), json::serialize(body),
-               "application/json", std::move(done));
+               "application/json", std::move(done), {}, fence_);
 }
 
 void RestClient::patch(const ResourceRef& ref, PatchType type, json::value patch, Callback done,
@@ -457,7 +481,7 @@ void RestClient::patch(const ResourceRef& ref, PatchType type, json::value patch
       break;
   }
   state_->send("PATCH", resourcePath(ref) + writeQuery(options), json::serialize(patch),
-               content_type, std::move(done));
+               content_type, std::move(done), {}, fence_);
 }
 
 void RestClient::remove(const ResourceRef& ref, const DeleteOptions& o, Callback done) {
@@ -478,13 +502,15 @@ void RestClient::remove(const ResourceRef& ref, const DeleteOptions& o, Callback
   if (o.dry_run)
     body["dryRun"] = json::array{"All"};
   state_->send("DELETE", resourcePath(ref), json::serialize(body), "application/json",
-               std::move(done));
+               std::move(done), {}, fence_);
 }
 
 void RestClient::raw(std::string method, std::string path_and_query, std::string body,
                      std::string content_type, Callback done) {
+  // A GET reads; anything else may write.
+  WriteFence fence = method == "GET" ? WriteFence() : fence_;
   state_->send(std::move(method), std::move(path_and_query), std::move(body),
-               std::move(content_type), std::move(done));
+               std::move(content_type), std::move(done), {}, std::move(fence));
 }
 
 ApiResult<json::value> RestClient::getSync(const ResourceRef& ref, const GetOptions& options) {

@@ -4,7 +4,8 @@
 #   cluster.sh build     build kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and
 #                        kubectl from Debian's kubernetes source package (cached; ~8 min once)
 #   cluster.sh up        etcd + kube-apiserver + kube-controller-manager; writes $dir/env (a
-#                        no-op when this run dir's cluster is up; otherwise with an empty etcd)
+#                        no-op when this run dir's cluster is up; otherwise with an empty etcd);
+#                        the apiserver's audit log of every write is $KOORD_AUDIT_LOG
 #   cluster.sh node      containerd + kubelet as node $KOORD_NODE_NAME (default node-a); root,
 #                        cgroups v1; one node per machine (kubelet's cgroups are machine-wide)
 #   cluster.sh nodedown  stops the node part (containers included)
@@ -463,6 +464,7 @@ write_env() {
     echo "KOORD_CLIENT_KEY_FILE=$DIR/pki/admin.key"
     echo "KOORD_ETCD_ENDPOINT=http://127.0.0.1:$ETCD_PORT"
     echo "KOORD_K8S_BIN=$BIN"
+    echo "KOORD_AUDIT_LOG=$DIR/audit.log"
     if [[ -f $DIR/node.env ]]; then cat "$DIR/node.env"; fi
   } >"$DIR/env.tmp"
   mv "$DIR/env.tmp" "$DIR/env"
@@ -513,6 +515,17 @@ start_apiserver() {
   local pki=$DIR/pki
   local -a extra=()
   [[ -f $DIR/apiserver.args ]] && read -r -a extra <"$DIR/apiserver.args"
+  # Every write, as the apiserver saw it (verb, object, user agent, response code), so a test
+  # can tell which requests a component made: a DELETE the Eviction API should have replaced
+  # shows here even when it failed. Reads are left out; they are most of the traffic.
+  cat >"$DIR/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+EOF
   # The service range is never routed; Services need one all the same. PodTemplates bypass the
   # watch cache, so their watches read etcd directly and an etcd compaction expires old
   # resourceVersions (the informer's forced-410 test); nothing else in koord uses them.
@@ -529,7 +542,9 @@ start_apiserver() {
     --api-audiences=https://kubernetes.default.svc \
     --authorization-mode=RBAC --allow-privileged=true \
     --service-cluster-ip-range=10.96.0.0/24 --profiling=false \
-    --watch-cache-sizes=podtemplates#0 "${extra[@]}"
+    --watch-cache-sizes=podtemplates#0 \
+    --audit-policy-file="$DIR/audit-policy.yaml" --audit-log-path="$DIR/audit.log" \
+    --audit-log-maxsize=512 --audit-log-maxbackup=1 "${extra[@]}"
   wait_for kube-apiserver 90 "kube-apiserver /readyz on 127.0.0.1:$APISERVER_PORT" apiserver_ready
 }
 
@@ -557,6 +572,8 @@ cmd_up() {
     return 0
   fi
   down_locked # leftovers of an earlier run of this dir
+  # The audit log describes this etcd's objects only (restart-apiserver appends to it).
+  rm -f "$DIR"/audit*.log
   choose_ports
   load_ports
   make_credentials

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -339,25 +340,54 @@ TEST_CASE("runtime-proxy: logs and exec pass through and a proxy restart loses n
     CHECK(failing.exit_code != 0);  // the command's status comes back through the stream
   };
   checkStreams("before the restart");
+  // Reliability check 24: the restart happens under five running sandboxes.
+  std::vector<std::string> others;
+  for (int i = 0; i < 4; ++i) {
+    others.push_back("/api/v1/namespaces/default/pods/" + name + "-" + std::to_string(i));
+    REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
+                     json::serialize(sleepPod(name + "-" + std::to_string(i), node, image)))
+                .status == 201);
+  }
+  std::map<std::string, std::string> containers;
+  for (const auto& p : others) {
+    auto r = api.waitFor(p, 120s, [](const koord::http::Response& r) {
+      return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
+    });
+    REQUIRE(str(parse(r), {"status", "phase"}) == "Running");
+    containers[p] = containerId(parse(r));
+  }
+  containers[path] = container;
 
   auto restart = koord::testing::run({cluster_sh, "restart-before-kubelet"},
                                      {{"KOORD_CLUSTER_DIR", cluster_dir}}, 60s);
   INFO(restart.err);
   REQUIRE(restart.exit_code == 0);
-  // The new process learnt the running pod from containerd before serving.
+  // The new process learnt the running pods from containerd before serving.
   const std::string proxy_log = readFile(cluster_dir + "/before-kubelet.log");
   INFO(proxy_log);
-  CHECK(proxy_log.find("known from the runtime") != std::string::npos);
-  CHECK(proxy_log.find(" 0 sandbox(es)") == std::string::npos);
+  const auto known = proxy_log.rfind(" sandbox(es) and ");
+  REQUIRE(known != std::string::npos);
+  const auto number_at = proxy_log.find_last_of(' ', known - 1) + 1;
+  CHECK(std::stoi(proxy_log.substr(number_at, known - number_at)) >= 5);
+  // The CRI socket the kubelet dials: root's, and no one else's to write.
+  struct stat st {};
+  REQUIRE(::stat((cluster_dir + "/runtime-proxy/runtimeproxy.sock").c_str(), &st) == 0);
+  CHECK(S_ISSOCK(st.st_mode));
+  CHECK((st.st_mode & 07777) == 0660);
+  CHECK(st.st_uid == 0);
+  CHECK(st.st_gid == 0);
 
   checkStreams("after the restart");
-  // kubelet kept its view: the same container, never restarted.
-  const auto after = parse(api.call("GET", path));
-  CHECK(str(after, {"status", "phase"}) == "Running");
-  CHECK(containerId(after) == container);
-  CHECK(after.at("status").at("containerStatuses").at(0).at("restartCount").as_int64() == 0);
+  // kubelet kept its view: the same containers, never restarted.
+  for (const auto& [p, id] : containers) {
+    INFO(p);
+    const auto after = parse(api.call("GET", p));
+    CHECK(str(after, {"status", "phase"}) == "Running");
+    CHECK(containerId(after) == id);
+    CHECK(after.at("status").at("containerStatuses").at(0).at("restartCount").as_int64() == 0);
+  }
 
-  // A new pod starts, and the old one is stopped and removed, through the new process.
+  // A new pod starts, and the old ones are stopped and removed, through the new process.
   const std::string fresh = uniqueName("koord-after-restart");
   const std::string fresh_path = "/api/v1/namespaces/default/pods/" + fresh;
   REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
@@ -369,8 +399,11 @@ TEST_CASE("runtime-proxy: logs and exec pass through and a proxy restart loses n
                   return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
                 })),
             {"status", "phase"}) == "Running");
-  for (const auto& p : {path, fresh_path}) {
+  others.push_back(path);
+  others.push_back(fresh_path);
+  for (const auto& p : others)
     CHECK(api.call("DELETE", p).status == 200);
+  for (const auto& p : others) {
     CHECK(api.waitFor(p, 90s, [](const koord::http::Response& r) { return r.status == 404; })
               .status == 404);
   }

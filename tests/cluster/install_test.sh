@@ -235,6 +235,11 @@ allowed koord-manager get secrets/koordinator-webhook-certs "$NS"
 allowed koord-manager update mutatingwebhookconfigurations/koordinator-mutating-webhook-configuration
 refused koord-manager get secrets/anything-else "$NS"
 refused koord-manager list secrets "$NS"
+# Watched by name, so that a deleted certificate Secret or an overwritten caBundle is put back at
+# once; a watch without the name is a watch of every Secret.
+allowed koord-manager watch secrets/koordinator-webhook-certs-ca "$NS"
+allowed koord-manager watch validatingwebhookconfigurations/koordinator-validating-webhook-configuration
+refused koord-manager watch secrets "$NS"
 refused koord-manager get secrets/koordinator-webhook-certs kube-system
 refused koord-manager update validatingwebhookconfigurations/someone-elses
 refused koord-manager get nodes/proxy

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cluster_api.h"
 #include "cluster_env.h"
@@ -22,9 +23,11 @@
 #include "koord/kube/quantity.h"
 #include "manifests.h"
 #include "subprocess.h"
+#include "tcp_relay.h"
 
 using namespace std::chrono_literals;
 namespace json = boost::json;
+using koord::kube::ListOptions;
 using koord::kube::ResourceRef;
 using koord::testing::eventually;
 using koord::testing::koordBinary;
@@ -41,6 +44,7 @@ namespace {
 const ResourceRef kPods{"", "v1", "pods", "", "", ""};
 const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
 const ResourceRef kConfigMaps{"", "v1", "configmaps", "", "", ""};
+const ResourceRef kEvents{"", "v1", "events", "", "", ""};
 const ResourceRef kProfiles{
     "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
 const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
@@ -107,12 +111,13 @@ struct Manager {
   std::unique_ptr<koord::testing::Subprocess> process;
 
   Manager(const std::string& sys_ns, const std::string& id, const std::string& cert_dir,
-          bool webhooks) {
+          bool webhooks, const std::string& kubeconfig = "") {
     auto env = koord::testing::readClusterEnv();
     std::vector<std::string> args{
         koordBinary(),
         "manager",
-        "--kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
+        "--kubeconfig=" +
+            (kubeconfig.empty() ? koord::testing::needEnv(env, "KOORD_KUBECONFIG") : kubeconfig),
         "--leader-election-namespace=" + sys_ns,
         "--config-namespace=" + sys_ns,
         "--metrics-addr=127.0.0.1:" + std::to_string(metrics_port),
@@ -169,8 +174,15 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
     } else {
       whs.push_back(webhook("vpod.koordinator.sh", "/validate-pod", "pods",
                             json::array{"CREATE", "UPDATE"}, "koord-e2e", id));
-      whs.push_back(webhook("vconfigmap.koordinator.sh", "/validate-configmap", "configmaps",
-                            json::array{"CREATE", "UPDATE"}, "koord-e2e", id));
+      // Selected by the label, as the manager renders it (webhook_configuration.cpp).
+      auto cm = webhook("vconfigmap.koordinator.sh", "/validate-configmap", "configmaps",
+                        json::array{"CREATE", "UPDATE"}, "koord-e2e", id);
+      cm["objectSelector"] = json::object{
+          {"matchExpressions",
+           json::array{json::object{{"key", "koordinator.sh/configmap-type"},
+                                    {"operator", "In"},
+                                    {"values", json::array{"slo-controller-config"}}}}}};
+      whs.push_back(std::move(cm));
       // NodeMetrics are cluster-wide: this one sees every test's, and lets through all but this
       // test's koordlet; Ignore, so a killed manager stops nobody.
       auto node_writes = webhook("vnode-writes.koordinator.sh", "/validate-node-writes",
@@ -339,6 +351,56 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
     return nm && nm->at("spec").at("metricCollectPolicy").at("aggregateDurationSeconds") == 300;
   }));
   REQUIRE(eventually(30s, [&] { return api->getSync(named(kNodeSLOs, node)).has_value(); }));
+
+  // Reliability check 17: a configuration that reaches the manager past the webhook (which
+  // selects ConfigMaps by their label: one carrying it neither before nor after is not sent)
+  // leaves every NodeSLO with the last good values and is reported as an Event.
+  {
+    auto suppressPercent = [&]() -> std::int64_t {
+      auto slo = api->getSync(named(kNodeSLOs, node));
+      if (!slo)
+        return -1;
+      const auto* v = slo->at("spec").as_object().if_contains("resourceUsedThresholdWithBE");
+      const auto* p =
+          v != nullptr ? v->as_object().if_contains("cpuSuppressThresholdPercent") : nullptr;
+      return p != nullptr ? p->to_number<std::int64_t>() : -1;
+    };
+    auto with_threshold = [&](const std::string& percent, bool labelled) {
+      auto cm = config_map(R"({"enable": true})");
+      cm["data"].as_object()["resource-threshold-config"] =
+          R"({"clusterStrategy": {"enable": true, "cpuSuppressThresholdPercent": )" + percent +
+          "}}";
+      if (!labelled)
+        cm["metadata"].as_object().erase("labels");
+      return cm;
+    };
+    const auto cm_ref = named(kConfigMaps, "slo-controller-config", sys.name());
+    ok(api->updateSync(cm_ref, with_threshold("60", true)), "set a suppress threshold");
+    REQUIRE(eventually(30s, [&] { return suppressPercent() == 60; }));
+    // The same valid content without the label: the webhook still sees this update (the old
+    // object carries the label) and allows it...
+    ok(api->updateSync(cm_ref, with_threshold("60", false)), "drop the label");
+    // ...and the next one, labelled neither before nor after, it never sees.
+    ok(api->updateSync(cm_ref, with_threshold("500", false)), "bypass the webhook");
+    ListOptions events;
+    events.field_selector =
+        "involvedObject.kind=ConfigMap,involvedObject.name=slo-controller-config,"
+        "reason=InvalidSLOConfig";
+    std::string message;
+    REQUIRE(eventually(30s, [&] {
+      auto list = api->listSync(named(kEvents, "", sys.name()), events);
+      if (!list || list->at("items").as_array().empty())
+        return false;
+      message = str(list->at("items").as_array().front(), {"message"});
+      return true;
+    }));
+    CHECK(message.find("cpuSuppressThresholdPercent") != std::string::npos);
+    std::this_thread::sleep_for(3s);
+    CHECK(suppressPercent() == 60);
+    // Back to the labelled configuration the rest of the test expects.
+    ok(api->updateSync(cm_ref, config_map(R"({"enable": true})")), "restore the configuration");
+    REQUIRE(eventually(30s, [&] { return suppressPercent() != 60; }));
+  }
 
   // An LS pod with a metric, an LS pod without one (its request counts), a batch pod (ignored).
   ok(api->createSync(named(kPods, "", work.name()),
@@ -514,4 +576,191 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
   INFO("standby's log: " << stopped.err.substr(stopped.err.size() > 4000 ? stopped.err.size() - 4000
                                                                          : 0));
   CHECK(stopped.exit_code == 0);
+}
+
+namespace {
+
+// When the apiserver received each write made as `username`, from its audit log (cluster.sh
+// records every write once answered).
+std::vector<std::chrono::system_clock::time_point> writesBy(const std::string& username) {
+  const std::string path =
+      koord::testing::needEnv(koord::testing::readClusterEnv(), "KOORD_AUDIT_LOG");
+  std::ifstream in(path);
+  if (!in)
+    FAIL("cannot read the apiserver's audit log " << path);
+  std::vector<std::chrono::system_clock::time_point> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    boost::system::error_code ec;
+    auto v = json::parse(line, ec);
+    if (ec || !v.is_object() || str(v, {"stage"}) != "ResponseComplete" ||
+        str(v, {"user", "username"}) != username)
+      continue;
+    if (auto at = koord::kube::parseMicroTime(str(v, {"requestReceivedTimestamp"})))
+      out.push_back(*at);
+  }
+  return out;
+}
+
+double secondsBetween(std::chrono::system_clock::time_point a,
+                      std::chrono::system_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+// The cut-off leader reaches the apiserver through a TCP relay, as its own ServiceAccount, so the
+// audit log tells its writes from its successor's.
+TEST_CASE("manager: a leader cut off from the apiserver exits within the renew deadline",
+          "[manager-cutoff]") {
+  // koord manager's lease timings (Koordinator's, fixed): 15 s lease, 10 s renew deadline, 2 s
+  // retry period.
+  constexpr auto kLease = 15s;
+  constexpr auto kRenew = 10s;
+  constexpr auto kRetry = 2s;
+  constexpr auto kSlack = 3s;  // a shared 2-core machine and ASan
+  KubeApi api(tokenConfig());
+  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  const std::string id = uniqueName("koord-cut");
+  TestNamespace sys(*api, "koord-cut");
+  const std::string node = id + "-node";
+  struct Cleanup {
+    KubeApi& api;
+    std::string id;
+    std::string node;
+    ~Cleanup() {
+      (void)api->removeSync(named(kClusterRoleBindings, id + "-leader"));
+      (void)api->removeSync(named(kNodes, node));
+      (void)api->removeSync(named(kNodeMetrics, node));
+      (void)api->removeSync(named(kNodeSLOs, node));
+    }
+  } cleanup{api, id, node};
+
+  ok(api->createSync(named({"", "v1", "serviceaccounts", "", "", ""}, "", sys.name()),
+                     json::object{{"apiVersion", "v1"},
+                                  {"kind", "ServiceAccount"},
+                                  {"metadata", {{"name", "cut-leader"}}}}),
+     "create ServiceAccount");
+  ok(api->createSync(
+         kClusterRoleBindings,
+         json::object{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                      {"kind", "ClusterRoleBinding"},
+                      {"metadata", {{"name", id + "-leader"}}},
+                      {"roleRef",
+                       {{"apiGroup", "rbac.authorization.k8s.io"},
+                        {"kind", "ClusterRole"},
+                        {"name", "cluster-admin"}}},
+                      {"subjects", json::array{json::object{{"kind", "ServiceAccount"},
+                                                            {"name", "cut-leader"},
+                                                            {"namespace", sys.name()}}}}}),
+     "create ClusterRoleBinding");
+  auto token = ok(api->createSync(named({"", "v1", "serviceaccounts", "", "", "token"},
+                                        "cut-leader", sys.name()),
+                                  json::object{{"apiVersion", "authentication.k8s.io/v1"},
+                                               {"kind", "TokenRequest"},
+                                               {"spec", {{"expirationSeconds", 3600}}}}),
+                  "request the leader's token");
+  const std::string username = "system:serviceaccount:" + sys.name() + ":cut-leader";
+
+  auto env = koord::testing::readClusterEnv();
+  const auto host = koord::testing::needEnv(env, "KOORD_APISERVER");
+  koord::testing::TcpRelay relay("127.0.0.1", std::stoi(host.substr(host.rfind(':') + 1)));
+  auto tmp = std::filesystem::temp_directory_path() / id;
+  std::filesystem::create_directories(tmp);
+  const auto kubeconfig = (tmp / "kubeconfig").string();
+  std::ofstream(kubeconfig)
+      << "apiVersion: v1\nkind: Config\nclusters:\n- name: relay\n  cluster:\n"
+      << "    server: https://127.0.0.1:" << relay.port() << "\n"
+      << "    certificate-authority: " << koord::testing::needEnv(env, "KOORD_CA_FILE") << "\n"
+      << "users:\n- name: cut-leader\n  user:\n    token: " << str(token, {"status", "token"})
+      << "\n"
+      << "contexts:\n- name: relay\n  context:\n    cluster: relay\n"
+      << "    user: cut-leader\ncurrent-context: relay\n";
+  // A node for the controllers to write objects of.
+  ok(api->createSync(
+         kNodes,
+         json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", node}}}}),
+     "create node");
+
+  Manager leader(sys.name(), id, (tmp / "a").string(), false, kubeconfig);
+  REQUIRE(eventually(60s, [&] { return !leaseHolder(*api, sys.name()).empty(); }));
+  const std::string first_holder = leaseHolder(*api, sys.name());
+  // Its controllers run and write through the relay.
+  REQUIRE(eventually(60s, [&] { return api->getSync(named(kNodeMetrics, node)).has_value(); }));
+  Manager standby(sys.name(), id, (tmp / "b").string(), false);
+  REQUIRE(eventually(30s, [&] {
+    return standby.process->stderrSoFar().find("the leader is " + first_holder) !=
+           std::string::npos;
+  }));
+  std::this_thread::sleep_for(kRetry + 1s);  // a renew or two more
+  REQUIRE(leader.process->running());
+  REQUIRE_FALSE(writesBy(username).empty());
+
+  const auto cut = std::chrono::steady_clock::now();
+  const auto cut_wall = std::chrono::system_clock::now();
+  relay.cut();
+  auto exited = leader.process->wait(kRenew + kSlack + 5s);
+  const auto took = std::chrono::steady_clock::now() - cut;
+  const auto exit_wall = std::chrono::system_clock::now();
+  INFO("the leader exited " << std::chrono::duration<double>(took).count()
+                            << " s after the cut; its log: "
+                            << exited.err.substr(exited.err.size() > 3000 ? exited.err.size() - 3000
+                                                                          : 0));
+  REQUIRE_FALSE(exited.timed_out);
+  CHECK(exited.signal == 0);
+  CHECK(exited.exit_code == 1);
+  CHECK(exited.err.find("leader election lost, exiting") != std::string::npos);
+  // Within the renew deadline of its last renew, which came at most a retry period before the
+  // cut; not at the first failed renew.
+  CHECK(took <= kRenew + kSlack);
+  CHECK(took >= kRenew - kRetry - 1s);
+  // Before anyone could take the lease: its last renewal, as the lease records it, is still
+  // there, and a lease duration from it has not passed.
+  auto lease = ok(
+      api->getSync({"coordination.k8s.io", "v1", "leases", sys.name(), "koordinator-manager", ""}),
+      "get lease");
+  const auto last = koord::kube::recordFromLeaseSpec(lease.at("spec"));
+  CHECK(last.holder_identity == first_holder);
+  REQUIRE(last.renew_time.has_value());
+  INFO("it exited " << secondsBetween(exit_wall, *last.renew_time + kLease)
+                    << " s before its lease expired");
+  CHECK(exit_wall < *last.renew_time + kLease);
+
+  // The standby takes over once the lease has expired, after the old leader stopped.
+  std::string second_holder;
+  REQUIRE(eventually(kLease + 2 * kRetry + kSlack, [&] {
+    second_holder = leaseHolder(*api, sys.name());
+    return !second_holder.empty() && second_holder != first_holder;
+  }));
+  lease = ok(
+      api->getSync({"coordination.k8s.io", "v1", "leases", sys.name(), "koordinator-manager", ""}),
+      "get lease");
+  const auto taken = koord::kube::recordFromLeaseSpec(lease.at("spec"));
+  REQUIRE(taken.acquire_time.has_value());
+  INFO("the successor acquired the lease " << secondsBetween(exit_wall, *taken.acquire_time)
+                                           << " s after the old leader exited");
+  CHECK(*taken.acquire_time > exit_wall);
+  CHECK(taken.lease_transitions == last.lease_transitions + 1);
+  WARN("the cut-off leader exited "
+       << std::chrono::duration<double>(took).count() << " s after the cut, "
+       << secondsBetween(exit_wall, *last.renew_time + kLease)
+       << " s before its lease expired; the successor acquired it "
+       << secondsBetween(exit_wall, *taken.acquire_time) << " s after the exit");
+
+  // Nothing the old leader wrote reached the apiserver after the cut, let alone after its
+  // successor's acquireTime. The path comes back; it is gone and stays silent.
+  relay.restore();
+  std::this_thread::sleep_for(1s);
+  const auto writes = writesBy(username);
+  REQUIRE_FALSE(writes.empty());
+  for (const auto& at : writes) {
+    CHECK(at <= cut_wall + 100ms);
+    CHECK(at < *taken.acquire_time);
+  }
+
+  standby.process->signal(SIGTERM);
+  auto stopped = standby.process->wait(20s);
+  CHECK_FALSE(stopped.timed_out);
+  CHECK(stopped.exit_code == 0);
+  std::filesystem::remove_all(tmp);
 }

@@ -69,6 +69,7 @@ struct TcpRelay::Impl {
   bool cut_applied = false;  // under mu: the thread has closed everything since cut()
   bool quit = false;         // under mu
   std::atomic<int> relayed{0};
+  std::atomic<int> refused{0};
   std::vector<Pair> pairs;  // only the relay thread touches it
   std::thread thread;
 
@@ -119,6 +120,7 @@ struct TcpRelay::Impl {
           int s = is_cut ? -1 : connectTo(host, target_port);
           if (s < 0) {
             ::close(c);
+            refused.fetch_add(1);
           } else {
             pairs.push_back({c, s});
             relayed.fetch_add(1);
@@ -211,6 +213,10 @@ void TcpRelay::restore() {
 
 int TcpRelay::connectionsRelayed() const {
   return impl_->relayed.load();
+}
+
+int TcpRelay::connectionsRefused() const {
+  return impl_->refused.load();
 }
 
 }  // namespace koord::testing

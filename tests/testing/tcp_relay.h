@@ -24,6 +24,9 @@ class TcpRelay {
   void restore();
   /// Connections accepted and relayed so far.
   int connectionsRelayed() const;
+  /// Connections accepted and closed at once, because the path was cut (or the target refused):
+  /// how often a client tried to get through.
+  int connectionsRefused() const;
 
  private:
   struct Impl;

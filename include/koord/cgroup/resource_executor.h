@@ -26,9 +26,11 @@ enum class WriteOutcome { kWritten, kUnchanged };
 
 class WriteFailures;
 
-/// Whether a write failed because the kernel refused it (its code is the errno). The executor
-/// has logged and counted such a failure already, so a caller need not log it again.
+/// Whether a write failed because the kernel refused it (its code is the errno).
 bool isKernelRefusal(const kube::Error& e);
+/// Whether a write was refused, by the kernel or by the range check. The executor has logged and
+/// counted such a failure already, so a caller need not log it again.
+bool isRefusedWrite(const kube::Error& e);
 
 class ResourceExecutor {
  public:
@@ -41,9 +43,10 @@ class ResourceExecutor {
   /// kubepods_path builds it). The directory is walked one component at a time with
   /// O_NOFOLLOW from the root, so neither ".." nor a symlink planted in the tree can lead out of
   /// it. A value equal to what the file holds is not written again. Errors name the file and the
-  /// value. A value the kernel refused is logged once per run of refusals of that file, counted
-  /// in koordlet_cgroup_write_errors_total{file,errno}, and not tried again before a backoff
-  /// (1 s doubling to 5 min) has passed; a different value is tried at once.
+  /// value. A value the kernel or the range check refused is logged once per run of refusals of
+  /// that file, counted in koordlet_cgroup_write_errors_total{file,errno} (errno "range" for the
+  /// range check's), and not tried again before a backoff (1 s doubling to 5 min) has passed; a
+  /// different value is tried at once.
   kube::Expected<WriteOutcome> write(std::string_view dir, Resource r, std::string_view value);
 
   /// The file's content in v1 terms (cpu.weight read back as shares, cpu.max split into quota

@@ -4,6 +4,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -20,6 +21,32 @@ class io_context;
 }
 
 namespace koord::kube {
+
+/// How long this process may still write as the leader, asked before every write by a
+/// RestClient::fenced() client. A leader is sure of the lease only until renew_deadline past the
+/// start of its last successful renew (others wait lease_duration from when they saw it), so
+/// the elector opens the fence until then on each renew and closes it before
+/// on_stopped_leading. A write still queued when leadership ends (in a work queue, behind the
+/// rate limiter) is then refused instead of sent, and a renew deadline that passes while the
+/// elector's own timer is late closes the fence all the same. Thread-safe.
+class LeadershipFence {
+ public:
+  /// `clock` must be the elector's: the deadlines are its monotonic time.
+  explicit LeadershipFence(const Clock& clock = Clock::real()) : clock_(clock) {}
+
+  /// The time left to write as the leader; zero when not leading or past the deadline.
+  std::chrono::milliseconds remaining() const;
+  /// Leading until `until` (monotonic); the elector's.
+  void holdUntil(std::chrono::steady_clock::time_point until);
+  /// Not leading (any more); the elector's.
+  void release();
+
+ private:
+  const Clock& clock_;
+  /// steady_clock ticks of the deadline; min() when released.
+  std::atomic<std::chrono::steady_clock::rep> until_{
+      std::chrono::steady_clock::duration::min().count()};
+};
 
 struct LeaderElectionConfig {
   std::string lease_namespace;
@@ -40,6 +67,9 @@ struct LeaderElectionConfig {
   std::function<void()> on_stopped_leading;
   /// Each time the observed holder changes to a non-empty identity (ours included).
   std::function<void(const std::string&)> on_new_leader;
+  /// Opened while leading, before on_started_leading, and closed on losing the lease or on
+  /// stop(), before on_stopped_leading (see LeadershipFence). Optional; same Clock as the elector.
+  std::shared_ptr<LeadershipFence> fence;
 };
 
 /// client-go's JitterFactor: acquire attempts wait retry_period x (1 + [0, 1.2)), and a renew
@@ -54,7 +84,8 @@ void validate(const LeaderElectionConfig& config);
 /// "2026-11-22T10:00:00.123456Z" (sub-microsecond time is truncated).
 std::string formatMicroTime(std::chrono::system_clock::time_point t);
 /// Reads RFC 3339 as the apiserver writes Time and MicroTime: 0-9 fractional digits
-/// (truncated to microseconds), "Z" or a +hh:mm/-hh:mm offset. nullopt when malformed.
+/// (truncated to microseconds), "Z" or a +hh:mm/-hh:mm offset. nullopt when malformed, and for
+/// a time system_clock cannot hold (before 1677-09-21 or after 2262-04-11).
 std::optional<std::chrono::system_clock::time_point> parseMicroTime(std::string_view text);
 
 /// The Lease spec fields leader election reads and writes (client-go's LeaderElectionRecord).

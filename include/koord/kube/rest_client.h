@@ -62,6 +62,10 @@ inline bool isInvalid(const ApiError& e) {
 inline bool isTooManyRequests(const ApiError& e) {
   return e.reason == "TooManyRequests";
 }
+/// A write a fenced client did not send: this process no longer leads (code 0).
+inline bool isFenced(const ApiError& e) {
+  return e.reason == "Fenced";
+}
 
 /// What the verbs make of an HTTP answer: the decoded JSON body on 2xx; otherwise an ApiError
 /// from the body's Status (or client-go's reason for the code), retry_after from the
@@ -123,6 +127,10 @@ namespace detail {
 struct RestState;
 }
 
+/// What a fenced client asks before each write: how long the write may still take. Zero or less
+/// refuses it. Called on io threads, concurrently.
+using WriteFence = std::function<std::chrono::milliseconds()>;
+
 /// Every request first waits on the config's QPS/burst limiter. Async callbacks run once, on
 /// one of the io_context's threads; the ...Sync forms block the calling thread and must not be
 /// called on the io_context's threads (they answer code 0 instead of deadlocking). Bodies out
@@ -179,6 +187,15 @@ class RestClient {
 
   const RestConfig& config() const;
 
+  /// A client on the same connections, rate limiter and credentials whose writes (create,
+  /// update, patch, remove, and raw requests other than GET) ask `fence` when they are about to
+  /// be sent, after the rate limiter: with no time left they fail with isFenced() and nothing is
+  /// sent; otherwise the request's timeout is cut to the time left, so an answer that comes later
+  /// is not waited for. Reads are not fenced. For a leader's controllers (LeadershipFence): a
+  /// write queued before leadership ended is refused rather than sent after it. Must not
+  /// outlive the io_context, as this client must not.
+  std::unique_ptr<RestClient> fenced(WriteFence fence) const;
+
   /// A request for `path_and_query` under the host with the same Accept and Authorization
   /// headers the verbs send (the token file re-read as they do), for calls the verbs do not
   /// cover, such as watch streams. Not rate limited. Fails only when the token cannot be read.
@@ -192,7 +209,10 @@ class RestClient {
   void throttle(std::function<void(boost::system::error_code)> done);
 
  private:
+  RestClient(std::shared_ptr<detail::RestState> state, WriteFence fence);
+
   std::shared_ptr<detail::RestState> state_;
+  WriteFence fence_;  // empty: writes are not fenced
 };
 
 }  // namespace koord::kube

@@ -1,16 +1,16 @@
 // Everything that keeps the admission webhooks answering on every replica: certificates issued
 // and renewed, the TLS server started once they exist, the apiserver's configurations kept
-// pointed at us with the current CA.
+// pointed at us with the current CA, again at once when someone changes or deletes them.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cert_provisioner.h"
 #include "webhook_configuration.h"
@@ -26,6 +26,11 @@ struct WebhookRuntimeOptions {
   std::chrono::milliseconds resync{60000};
   /// After a failed pass, before the next try.
   std::chrono::milliseconds retry{5000};
+  /// A change to the Secrets or configurations (watched by name) brings the next pass forward,
+  /// but never closer than this to the previous pass: our own writes come back as events, and
+  /// replicas that render differently (a rollout changing feature gates) must not rewrite each
+  /// other's configurations in a tight loop.
+  std::chrono::milliseconds min_interval{5000};
 };
 
 class WebhookRuntime {
@@ -53,6 +58,9 @@ class WebhookRuntime {
   void loop(std::function<void()> on_serving);
   bool passOnce(bool& announced, const std::function<void()>& on_serving);
   bool startServerOnIo();
+  /// Starts the watches that have not started or have ended (a 410, a 403 where RBAC does not
+  /// allow them); the periodic pass covers whatever they miss meanwhile.
+  void ensureWatches();
 
   kube::RestClient& client_;
   boost::asio::io_context& io_;
@@ -63,8 +71,15 @@ class WebhookRuntime {
   struct Metrics;
   std::unique_ptr<Metrics> metrics_;
 
+  // Shared with the watches' callbacks, which an io thread may still be running when stop()
+  // returns.
+  struct Wakeup;
+  std::shared_ptr<Wakeup> wakeup_;
+  struct Watch;
+  std::mutex watch_mu_;
+  std::vector<Watch> watches_;  // under watch_mu_
+
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   bool stopping_ = false;
   bool serving_ = false;
   std::thread thread_;

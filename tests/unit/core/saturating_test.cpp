@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 
@@ -24,4 +25,23 @@ TEST_CASE("saturating int64 arithmetic sticks at the bounds", "[core]") {
   CHECK(koord::saturatingMul(kMin, -1) == kMax);
   CHECK(koord::saturatingMul(kMax, -2) == kMin);
   CHECK(koord::saturatingMul(kMin, 2) == kMin);
+}
+
+TEST_CASE("saturating time arithmetic sticks at system_clock's bounds", "[core]") {
+  using std::chrono::nanoseconds;
+  using std::chrono::seconds;
+  using TimePoint = std::chrono::system_clock::time_point;
+  const TimePoint t{seconds(1'700'000'000)};
+  CHECK(koord::saturatingSeconds(90) == seconds(90));
+  CHECK(koord::saturatingSeconds(kMax) == nanoseconds::max());
+  CHECK(koord::saturatingSeconds(kMin) == nanoseconds::min());
+  CHECK(koord::saturatingAdd(t, seconds(5)) == t + seconds(5));
+  CHECK(koord::saturatingAdd(t, nanoseconds::max()) == TimePoint::max());
+  CHECK(koord::saturatingSub(t, seconds(5)) == t - seconds(5));
+  CHECK(koord::saturatingSub(-t.time_since_epoch() + TimePoint{}, nanoseconds::max()) ==
+        TimePoint::min());
+  CHECK(koord::saturatingSub(t, nanoseconds::min()) == TimePoint::max());
+  CHECK(koord::saturatingSub(t + seconds(7), t) == seconds(7));
+  CHECK(koord::saturatingSub(t, TimePoint::min()) == nanoseconds::max());
+  CHECK(koord::saturatingSub(TimePoint::min(), t) == nanoseconds::min());
 }

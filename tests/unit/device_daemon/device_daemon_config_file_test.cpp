@@ -76,6 +76,23 @@ TEST_CASE("device-daemon config file: bad files are refused naming the key and l
                   ConfigError);
 }
 
+TEST_CASE("device-daemon config file: a nanosecond count beyond int64 is refused",
+          "[devicedaemon][config]") {
+  // Go's Duration holds int64 nanoseconds. Accepted, this turned into milliseconds that overflow
+  // when converted back to nanoseconds (found by tests/fuzz/device_daemon_config_fuzz), or, far
+  // enough out, overflowed the conversion to milliseconds itself.
+  for (const char* big : {"887777777777777888888", "9223372036854775808", "1e30", "-1e300"}) {
+    INFO(big);
+    CHECK(errorOf(std::string("flags:\n  kdd:\n    sleepInterval: ") + big + "\n")
+              .find("flags.kdd.sleepInterval: " + std::string(big) +
+                    " nanoseconds is beyond a duration's range") != std::string::npos);
+  }
+  // The largest count that fits is a valid, if long, interval.
+  auto s = parseDeviceDaemonConfig("flags:\n  kdd:\n    sleepInterval: 9223372036854775000\n",
+                                   "kdd.yaml");
+  CHECK(s.sleep_interval == std::chrono::milliseconds(9223372036854));
+}
+
 TEST_CASE("device-daemon config file: flags and KDD_* variables win over the file",
           "[devicedaemon][config]") {
   auto file = parseDeviceDaemonConfig(

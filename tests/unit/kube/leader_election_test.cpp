@@ -122,6 +122,22 @@ TEST_CASE("MicroTime refuses malformed text", "[kube]") {
   }
 }
 
+TEST_CASE("MicroTime refuses times system_clock cannot hold", "[kube]") {
+  // Valid RFC 3339 (Go's Time keeps years up to 9999), but beyond int64 nanoseconds since the
+  // epoch: converting them overflowed (found by tests/fuzz/informer_objects_fuzz in a
+  // NodeMetric's status.updateTime).
+  for (const char* far : {"4048-05-01T10:05:00Z", "9999-12-31T23:59:59.999999Z",
+                          "0000-01-01T00:00:00Z", "1677-09-21T00:12:43Z", "2262-04-11T23:47:17Z",
+                          "2262-04-11T23:47:16.854776Z", "2262-04-11T23:30:00-01:00"}) {
+    INFO(far);
+    CHECK_FALSE(parseMicroTime(far).has_value());
+  }
+  // The last microseconds that fit, either side, and an offset that brings a time back in.
+  CHECK(parseMicroTime("2262-04-11T23:47:16.854775Z") == at(9223372036'854775));
+  CHECK(parseMicroTime("1677-09-21T00:12:43.145225Z") == at(-9223372036'854775));
+  CHECK(parseMicroTime("2262-04-12T00:47:16+01:00") == at(9223372036'000000));
+}
+
 TEST_CASE("a Lease spec maps to a leader election record and back", "[kube]") {
   json::value spec = json::parse(R"({
     "holderIdentity": "host_1",

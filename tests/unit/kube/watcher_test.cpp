@@ -56,6 +56,11 @@ class ScriptedPeer {
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int requests() const { return requests_.load(); }
+  /// The request targets ("/api/v1/configmaps?watch=true&..."), in the order they came.
+  std::vector<std::string> targets() const {
+    std::lock_guard lock(targets_mu_);
+    return targets_;
+  }
 
  private:
   void serve() {
@@ -77,6 +82,10 @@ class ScriptedPeer {
           break;
         req.append(buf, static_cast<std::size_t>(n));
       }
+      if (auto sp = req.find(' '); sp != std::string::npos) {
+        std::lock_guard lock(targets_mu_);
+        targets_.push_back(req.substr(sp + 1, req.find(' ', sp + 1) - sp - 1));
+      }
       std::string answer = reply_(requests_++);
       (void)!::write(c, answer.data(), answer.size());
       // A reply without the closing chunk keeps its stream open until the peer goes away.
@@ -92,6 +101,8 @@ class ScriptedPeer {
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> requests_{0};
+  mutable std::mutex targets_mu_;
+  std::vector<std::string> targets_;
   std::vector<int> held_;
   std::thread thread_;
 };
@@ -191,4 +202,60 @@ TEST_CASE("watcher: an undecodable event is skipped and counted; the stream goes
   CHECK(w.streamsOpened() == 1);
   CHECK(peer.requests() == 1);
   CHECK(decodeErrors("widgets.example.com") == before + 1);
+}
+
+namespace {
+/// The value of `key` in the query of `target`, or "" when it is not there.
+std::string queryValue(const std::string& target, const std::string& key) {
+  auto at = target.find("&" + key + "=");
+  if (at == std::string::npos)
+    at = target.find("?" + key + "=");
+  if (at == std::string::npos)
+    return "";
+  at += key.size() + 2;
+  return target.substr(at, target.find('&', at) - at);
+}
+}  // namespace
+
+TEST_CASE("watcher: watches ask for bookmarks, a 300-600 s timeout, and resume where they left off",
+          "[kube][watch]") {
+  // The first stream carries an object and a bookmark, then ends as the server's timeout ends
+  // it; the second is held open. A re-watch from "" or 0 would replay the whole collection.
+  ScriptedPeer peer([](int n) {
+    if (n > 0)
+      return kStreamHead;
+    return kStreamHead +
+           chunk(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}})"
+                 "\n") +
+           chunk(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+                 "\n") +
+           "0\r\n\r\n";
+  });
+  IoThread t;
+  RestClient client(t.io, configFor(peer));
+  WatchOptions options;
+  options.resource_version = "3";
+  Watcher w(
+      client, t.io, ResourceRef{"", "v1", "configmaps", "default", "", ""}, options,
+      [](const WatchEvent&) {}, [](const ApiError&) {});
+  w.start();
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (peer.requests() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  w.stop();
+  auto targets = peer.targets();
+  REQUIRE(targets.size() >= 2);
+  for (const auto& target : targets) {
+    INFO(target);
+    CHECK(target.starts_with("/api/v1/namespaces/default/configmaps?"));
+    CHECK(queryValue(target, "watch") == "true");
+    CHECK(queryValue(target, "allowWatchBookmarks") == "true");
+    const auto timeout = queryValue(target, "timeoutSeconds");
+    REQUIRE_FALSE(timeout.empty());
+    CHECK(std::stoi(timeout) >= 300);
+    CHECK(std::stoi(timeout) <= 600);
+  }
+  CHECK(queryValue(targets[0], "resourceVersion") == "3");
+  // The bookmark's version, the last one the first stream carried.
+  CHECK(queryValue(targets[1], "resourceVersion") == "9");
 }

@@ -16,6 +16,9 @@ TEST_CASE("runtime-proxy flags and backend modes", "[roles][runtimeproxy]") {
   CHECK(o.runtime_hook_server_key == "runtimeproxy.koordinator.sh/skip-hookserver");
   CHECK(o.runtime_hook_server_val == "true");
   CHECK(o.skip_hookserver_namespaces == std::vector<std::string>{"kube-system"});
+  // Reliability check 23: a hung hook server may hold a pod's start for this long at most.
+  CHECK(o.hook_server_timeout > std::chrono::milliseconds(0));
+  CHECK(o.hook_server_timeout <= std::chrono::seconds(5));
   CHECK_NOTHROW(validate(o));
   flags.parse({"--backend-runtime-mode=Docker"});
   CHECK_THROWS_AS(validate(o), app::ConfigError);

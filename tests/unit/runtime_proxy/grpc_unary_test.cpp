@@ -174,6 +174,15 @@ hookapi::PodSandboxHookRequest pod(const std::string& name, std::size_t pad = 0)
   return req;
 }
 
+// A small request whose answer alone is large (#2678: a hook server's oversized reply).
+hookapi::PodSandboxHookRequest askForLargeReply(const std::string& name, std::size_t pad) {
+  hookapi::PodSandboxHookRequest req;
+  req.mutable_pod_meta()->set_name(name);
+  req.mutable_pod_meta()->set_uid("uid-" + name);
+  (*req.mutable_labels())["pad"] = std::to_string(pad);
+  return req;
+}
+
 std::unique_ptr<hookapi::RuntimeHookService::Stub> grpcppStub(const std::string& socket) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 << 20);
@@ -221,6 +230,10 @@ TEST_CASE("grpc unary: koord client and koord server", "[runtime-proxy][h2]") {
   r = client.call(pod("huge", 5u << 20), 5000ms);
   CHECK(r.status.code == GrpcCode::kResourceExhausted);
   CHECK(client.call(pod("after")).status.ok());
+  // Only the answer over the limit: an error for this call, and the connection still serves.
+  r = client.call(askForLargeReply("huge-reply", 5u << 20), 5000ms);
+  CHECK(r.status.code == GrpcCode::kResourceExhausted);
+  CHECK(client.call(pod("after-reply")).status.ok());
 
   // A handler slower than the deadline: DEADLINE_EXCEEDED at the deadline, not at the answer.
   server.hang_ms = 600;
@@ -261,6 +274,13 @@ TEST_CASE("grpc unary: koord client against a grpc++ server", "[runtime-proxy][h
     r = client.call(pod("hang"), 150ms);
     CHECK(r.status.code == GrpcCode::kDeadlineExceeded);
     CHECK(r.took < 1000ms);
+
+    // A grpc++ hook server sends what it likes: an answer over the limit is this call's error.
+    r = client.call(askForLargeReply("huge-reply", 5u << 20), 5000ms);
+    CHECK(r.status.code == GrpcCode::kResourceExhausted);
+    r = client.call(pod("after-reply"));
+    REQUIRE(r.status.ok());
+    CHECK(r.response.annotations().at("name") == "after-reply");
   }
   // The server went away: the next call fails fast; a new server is reached by the next call.
   r = client.call(pod("gone"));

@@ -37,7 +37,8 @@ using proxy_test::TestCriBackend;
 
 namespace {
 
-enum class Mode { kAnswer, kFail, kHang };
+// kHuge: an answer over gRPC's 4 MiB message limit (#2678).
+enum class Mode { kAnswer, kFail, kHang, kHuge };
 
 // A hook server as a koordlet would run one: BE cgroup values, an annotation, an env var.
 class TestHookServer final : public runtime::v1alpha1::RuntimeHookService::Service {
@@ -92,6 +93,8 @@ class TestHookServer final : public runtime::v1alpha1::RuntimeHookService::Servi
     resp->mutable_container_resources()->set_cpu_shares(2);
     (*resp->mutable_container_envs())["KOORD_HOOKED"] = "1";
     (*resp->mutable_container_envs())["FROM_KUBELET"] = "overridden";
+    if (mode == Mode::kHuge)
+      (*resp->mutable_container_annotations())["pad"] = std::string(5u << 20, 'p');
     return grpc::Status::OK;
   }
 
@@ -113,6 +116,7 @@ class TestHookServer final : public runtime::v1alpha1::RuntimeHookService::Servi
     ++calls;
     switch (mode.load()) {
       case Mode::kAnswer:
+      case Mode::kHuge:
         return grpc::Status::OK;
       case Mode::kFail:
         return grpc::Status(grpc::StatusCode::INTERNAL, "koordlet says no");
@@ -318,6 +322,15 @@ TEST_CASE(
   CHECK(hung >= 250ms);  // it waited for the hook...
   CHECK(hung < 3s);      // ...no longer than the 300 ms deadline and some slack
 
+  // An answer too large to take is the hook's failure: under Ignore the call goes on as the
+  // kubelet sent it, and the hook connection serves the next call.
+  rig.hook.mode = Mode::kHuge;
+  REQUIRE(create<V1>(rig, seen).ok());
+  CHECK(seen == kPlainContainer);
+  rig.hook.mode = Mode::kAnswer;
+  REQUIRE(create<V1>(rig, seen).ok());
+  CHECK(seen == kHookedContainer);
+
   rig.stopHookServer();
   t0 = std::chrono::steady_clock::now();
   REQUIRE(create<V1>(rig, seen).ok());
@@ -336,6 +349,17 @@ TEST_CASE(
   auto st = create<V1>(rig, seen);
   CHECK(st.error_code() == grpc::StatusCode::UNKNOWN);
   CHECK(st.error_message() == "hook server err: koordlet says no");
+  CHECK(rig.backend.runtimeCalls() == before);
+  // A hung hook server under Fail: the call fails once the deadline has passed, not when the
+  // kubelet gives up, and the runtime still never sees it.
+  rig.hook.mode = Mode::kHang;
+  const auto t0 = std::chrono::steady_clock::now();
+  st = create<V1>(rig, seen);
+  const auto hung = std::chrono::steady_clock::now() - t0;
+  CHECK_FALSE(st.ok());
+  CHECK(st.error_code() != grpc::StatusCode::OK);
+  CHECK(hung >= 250ms);
+  CHECK(hung < 3s);
   CHECK(rig.backend.runtimeCalls() == before);
   // And back to normal once the hook server answers again.
   rig.hook.mode = Mode::kAnswer;

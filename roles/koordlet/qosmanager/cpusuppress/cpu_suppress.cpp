@@ -55,11 +55,11 @@ CPUSuppress::CPUSuppress(const mc::MetricCache& cache, cgroup::ResourceExecutor&
                                      "Number of cores suppress by koordlet", {"node", "type"})) {}
 
 // A write that keeps failing (no kubelet yet, say) is worth one line, not one per second. The
-// kernel's refusals the executor has logged and counted already, once per run.
+// refusals (the kernel's and the range check's) the executor has logged and counted already.
 void CPUSuppress::warnOnce(const kube::Error& error, std::string_view context) {
   std::string message =
       context.empty() ? error.message : fmt::format("{}: {}", context, error.message);
-  if (message != last_write_error_ && !cgroup::isKernelRefusal(error))
+  if (message != last_write_error_ && !cgroup::isRefusedWrite(error))
     KOORD_LOG_WARNING("cpu suppress: {}", message);
   last_write_error_ = std::move(message);
 }

@@ -85,7 +85,7 @@ ApplyStats applyBatchResource(cgroup::ResourceExecutor& cgroups, const PodMeta& 
                               const BatchResourcePlan& plan) {
   ApplyStats stats;
   auto count = [&](const kube::Error* error, bool written) {
-    if (error != nullptr && cgroup::isKernelRefusal(*error))
+    if (error != nullptr && cgroup::isRefusedWrite(*error))
       ++stats.refused;
     else if (error != nullptr)
       stats.errors.push_back(error->message);

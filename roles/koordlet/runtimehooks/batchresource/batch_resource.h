@@ -49,7 +49,7 @@ struct ApplyStats {
   std::size_t written = 0;
   std::size_t unchanged = 0;
   /// One message per failed write (naming the file and value); the rest were still applied.
-  /// Writes the kernel refused are only counted: the executor logged them.
+  /// Refused writes (by the kernel or the range check) are only counted: the executor logged them.
   std::vector<std::string> errors;
   std::size_t refused = 0;
 };

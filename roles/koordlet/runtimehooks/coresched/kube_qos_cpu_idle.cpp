@@ -105,7 +105,7 @@ CPUIdleApplyStats applyKubeQOSCPUIdle(cgroup::ResourceExecutor& cgroups,
       return stats;
     }
     auto outcome = cgroups.write(dir, cgroup::Resource::kCpuIdle, std::to_string(rule.of(tier)));
-    if (!outcome && cgroup::isKernelRefusal(outcome.error()))
+    if (!outcome && cgroup::isRefusedWrite(outcome.error()))
       ++stats.refused;
     else if (!outcome)
       stats.errors.push_back(outcome.error().message);

@@ -39,8 +39,8 @@ struct CPUIdleApplyStats {
   std::size_t unchanged = 0;
   /// The kernel has no cpu.idle (before 5.15): nothing was written.
   bool unsupported = false;
-  /// One message per failed write, naming the file and value. Writes the kernel refused are
-  /// only counted: the executor logged them.
+  /// One message per failed write, naming the file and value. Writes refused by the kernel or
+  /// the range check are only counted: the executor logged them.
   std::vector<std::string> errors;
   std::size_t refused = 0;
 };

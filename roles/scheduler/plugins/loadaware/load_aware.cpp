@@ -11,6 +11,7 @@
 
 #include "framework/snapshot.h"
 #include "koord/core/log.h"
+#include "koord/core/saturating.h"
 
 namespace koord::roles::scheduler::loadaware {
 
@@ -95,8 +96,8 @@ bool isNodeMetricExpired(const apis::NodeMetric* metric, std::int64_t expiration
 
 bool isNodeMetricExpired(const std::optional<TimePoint>& update_time,
                          std::int64_t expiration_seconds, TimePoint now) {
-  return !update_time ||
-         (expiration_seconds > 0 && now - *update_time >= std::chrono::seconds(expiration_seconds));
+  return !update_time || (expiration_seconds > 0 && saturatingSub(now, *update_time) >=
+                                                        saturatingSeconds(expiration_seconds));
 }
 
 std::int64_t loadAwareScore(std::int64_t dominant_weight, const ResourceVector& weights,

@@ -3,13 +3,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "koord/core/saturating.h"
+
 namespace koord::roles::scheduler::loadaware {
 
 namespace {
 
 std::chrono::nanoseconds reportInterval(const apis::NodeMetric& metric) {
   if (metric.collect_policy && metric.collect_policy->report_interval_seconds)
-    return std::chrono::seconds(*metric.collect_policy->report_interval_seconds);
+    return saturatingSeconds(*metric.collect_policy->report_interval_seconds);
   return kDefaultNodeMetricReportInterval;
 }
 
@@ -64,7 +66,7 @@ NodeUsageState buildNodeUsageState(const apis::NodeMetric& metric, const Assigne
 
   const TimePoint updated = metric.update_time.value_or(TimePoint{});
   // A pod placed within the last report interval may have started after the koordlet sampled.
-  const TimePoint maybe_unreported_after = updated - reportInterval(metric);
+  const TimePoint maybe_unreported_after = saturatingSub(updated, reportInterval(metric));
   for (const auto& pod : *pods) {
     auto it = reported.find(pod.key);
     const ResourceVector* usage = it == reported.end() ? nullptr : &it->second;

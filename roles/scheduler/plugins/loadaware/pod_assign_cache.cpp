@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "koord/core/saturating.h"
+
 namespace koord::roles::scheduler::loadaware {
 
 std::atomic<std::uint64_t>* GenerationPool::acquire() {
@@ -55,9 +57,9 @@ std::optional<TimePoint> PodAssignCache::estimateUntil(
   // Once initialized, the init containers' (possibly long) wait no longer needs covering: the
   // window counts from initialization instead.
   if (after_initialized > 0 && initialized_at)
-    return *initialized_at + std::chrono::seconds(after_initialized);
+    return saturatingAdd(*initialized_at, saturatingSeconds(after_initialized));
   if (after_scheduled > 0)
-    return assigned_at + std::chrono::seconds(after_scheduled);
+    return saturatingAdd(assigned_at, saturatingSeconds(after_scheduled));
   return std::nullopt;
 }
 

@@ -1,7 +1,14 @@
 // The admission server as the apiserver meets it: TLS, POST only, bounded bodies, and a server
 // that keeps answering after every kind of bad request.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -242,5 +249,95 @@ TEST_CASE("webhook server: with client_ca_file only the named client certificate
   auto pod = generateClientCert(f.pki.ca, "some-pod", {}, std::chrono::hours(1));
   Client impostor(loop.io, f.client(&pod));
   CHECK_FALSE(review(impostor, server.port(), "/validate-pod"));
+  server.stop();
+}
+
+namespace {
+
+// A TCP connection to the loopback port, for what the HTTP client will not send.
+int connectLoopback(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+// Whether a TLS handshake with at most `max_version` succeeds. The security level is lowered so
+// that it is the server, not this client's own policy, that refuses an old version.
+bool handshakeWith(std::uint16_t port, int max_version) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  REQUIRE(ctx != nullptr);
+  SSL_CTX_set_security_level(ctx, 0);
+  SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION);
+  SSL_CTX_set_max_proto_version(ctx, max_version);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  SSL* ssl = SSL_new(ctx);
+  const int fd = connectLoopback(port);
+  SSL_set_fd(ssl, fd);
+  const bool ok = SSL_connect(ssl) == 1;
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+// Reliability check 15: a body far past the limit, plain HTTP on the TLS port and TLS older than
+// 1.2 are all refused, and the server answers the next review.
+TEST_CASE("webhook server: a 10 MB body, plain HTTP and TLS below 1.2 are refused; it serves on",
+          "[webhookserver]") {
+  IoThreads loop;
+  WebhookFixture f;  // the default body limit and in-flight budget, as the manager runs
+  WebhookServer server(loop.io, f.options, f.registry);
+  std::atomic<int> handled{0};
+  server.handle("/mutate-pod", [&](std::string_view) {
+    ++handled;
+    return AdmissionAnswer{200, R"({"response":{"allowed":true}})", "allowed"};
+  });
+  server.start();
+  Client client(loop.io, f.client());
+
+  ClientRequest big;
+  big.method = "POST";
+  big.url = "https://127.0.0.1:" + std::to_string(server.port()) + "/mutate-pod";
+  big.headers = {{"Content-Type", "application/json"}};
+  big.body = std::string(10u << 20, ' ');
+  auto oversized = client.sendSync(std::move(big));
+  // 413, or the close that follows it seen first by a client still writing (see above).
+  CHECK((!oversized || oversized->status == 413));
+  CHECK(handled == 0);
+
+  // Plain HTTP: the bytes are not a TLS ClientHello, so no HTTP answer comes back.
+  {
+    const int fd = connectLoopback(server.port());
+    const std::string plain =
+        "POST /mutate-pod HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: 2\r\n\r\n{}";
+    REQUIRE(::write(fd, plain.data(), plain.size()) == static_cast<ssize_t>(plain.size()));
+    std::string got;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0)
+      got.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    CHECK(got.find("HTTP/1.1 200") == std::string::npos);
+    CHECK(handled == 0);
+  }
+
+  CHECK_FALSE(handshakeWith(server.port(), TLS1_VERSION));
+  CHECK_FALSE(handshakeWith(server.port(), TLS1_1_VERSION));
+  CHECK(handshakeWith(server.port(), TLS1_2_VERSION));
+
+  auto good = review(client, server.port(), "/mutate-pod");
+  REQUIRE(good);
+  CHECK(good->status == 200);
+  CHECK(handled == 1);
   server.stop();
 }

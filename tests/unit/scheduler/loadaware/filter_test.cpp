@@ -1,4 +1,5 @@
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -184,6 +185,28 @@ TEST_CASE("loadaware filter: NodeMetric freshness", "[scheduler][loadaware]") {
        .code = Code::kUnschedulable,
        .reason = "node(s) nodeMetric expired",
        .args = [](auto& a) { a.node_metric_expiration_seconds = 60; }},
+      // Beyond int64 nanoseconds once converted: the conversion overflowed (found by
+      // tests/fuzz/plugin_args_fuzz). Validation takes any positive value, as Koordinator does.
+      {.name = "an expiration of centuries never expires a reported metric",
+       .metric = metric("1", "1Gi", minutes(10)),
+       .args = [](auto& a) { a.node_metric_expiration_seconds = 3222222222222200; }},
+      {.name = "the largest expiration never expires a reported metric",
+       .metric = metric("1", "1Gi", minutes(10)),
+       .args =
+           [](auto& a) {
+             a.node_metric_expiration_seconds = std::numeric_limits<std::int64_t>::max();
+           }},
+      // now - updateTime is more than int64 nanoseconds hold: it overflowed into "fresh".
+      {.name = "a metric reported centuries ago is expired",
+       .metric =
+           [] {
+             auto m = metric("1", "1Gi");
+             m.update_time =
+                 TimePoint(std::chrono::nanoseconds(std::numeric_limits<std::int64_t>::min()));
+             return m;
+           }(),
+       .code = Code::kUnschedulable,
+       .reason = "node(s) nodeMetric expired"},
   };
   for (const auto& c : cases) {
     SECTION(c.name) {

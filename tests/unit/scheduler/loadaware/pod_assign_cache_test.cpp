@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -141,12 +142,50 @@ TEST_CASE("loadaware pod-assign cache: which pods add their estimate", "[schedul
        .reported = true,
        .want_cpu = kNodeUsage + kEstimate - kReported,
        .args = [](auto& a) { a.allow_customize_estimation = true; }},
+      // Windows beyond int64 nanoseconds: adding them to the pod's time overflowed into the
+      // past, ending the estimate at once (a pod's own annotation could do it).
+      {.name = "a window annotation of centuries keeps the pod estimated",
+       .setup =
+           [](PodAssignCache& c) {
+             PodInfo p = podA();
+             p.annotations[std::string(kAnnotationCustomEstimatedSecondsAfterPodScheduled)] =
+                 "9223372036854775807";
+             c.onPodAdd(p, kNow - minutes(10), std::nullopt);
+           },
+       .reported = true,
+       .want_cpu = kNodeUsage + kEstimate - kReported,
+       .args = [](auto& a) { a.allow_customize_estimation = true; }},
+      {.name = "an estimatedSecondsAfterInitialized of centuries keeps the pod estimated",
+       .setup =
+           [](PodAssignCache& c) { c.onPodAdd(podA(), kNow - minutes(10), kNow - minutes(10)); },
+       .reported = true,
+       .want_cpu = kNodeUsage + kEstimate - kReported,
+       .args =
+           [](auto& a) {
+             a.estimated_seconds_after_initialized = std::numeric_limits<std::int64_t>::max();
+           }},
   };
   for (const auto& c : cases) {
     SECTION(c.name) {
       CHECK(existingCPU(c) == c.want_cpu);
     }
   }
+}
+
+TEST_CASE("loadaware pod-assign cache: a report interval of centuries", "[scheduler][loadaware]") {
+  // updateTime - reportIntervalSeconds overflowed into the far future, so no pod counted as
+  // placed after the report's sample; held at the clock's start, every pod does.
+  LoadAwareSchedulingArgs args;
+  const auto v = vectorizerFor(args);
+  PodAssignCache cache(args, v, [] { return kNow; });
+  cache.onPodAdd(podA(), kNow - minutes(10), std::nullopt);
+  auto m = metric("30", "100Gi");
+  m.pods_metric.push_back(podMetric("a", "2", "4Gi"));
+  m.collect_policy->report_interval_seconds = std::numeric_limits<std::int64_t>::max();
+  auto pods = cache.podsOn("node-1");
+  auto state = buildNodeUsageState(m, pods.get(), v, false);
+  CHECK(estimatedOfExisting(state, v, false, {}, "")[v.indexOf("cpu")] ==
+        kNodeUsage + kEstimate - kReported);
 }
 
 TEST_CASE("loadaware pod-assign cache: informer updates", "[scheduler][loadaware]") {

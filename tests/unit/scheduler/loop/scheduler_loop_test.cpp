@@ -33,7 +33,9 @@ class RecordingApi final : public SchedulerApi {
   void bindPod(std::shared_ptr<const PodInfo> pod, const std::string& node,
                ApiCallback done) const override {
     bindings.emplace_back(pod->key(), node);
-    if (refuse_binding)
+    if (hold_binding)
+      held.push_back(std::move(done));
+    else if (refuse_binding)
       done(kube::makeKubeError("Operation cannot be fulfilled on pods/binding: conflict"));
     else
       done({});
@@ -53,6 +55,9 @@ class RecordingApi final : public SchedulerApi {
   std::map<std::string, std::shared_ptr<const PodInfo>> pods;
   mutable std::vector<std::pair<std::string, std::string>> bindings;
   bool refuse_binding = false;
+  /// Keeps the answers back (in `held`) until the test gives them.
+  bool hold_binding = false;
+  mutable std::vector<ApiCallback> held;
   std::vector<Report> reports;
 };
 
@@ -186,8 +191,34 @@ TEST_CASE("scheduler loop: a refused binding forgets the assumed pod and requeue
   CHECK_THAT(f.api.reports[0].detail, Catch::StartsWith("binding rejected: "));
   CHECK_FALSE(f.scheduler.cache().isAssumedPod("uid-web"));
   CHECK(f.scheduler.cache().nodeInfo("n")->requested.milli_cpu == 0);
+  // Retried after its backoff, not left in unschedulableQ until some event or the minute's
+  // flush.
   const auto sizes = f.scheduler.queue().sizes();
-  CHECK(sizes.active + sizes.backoff + sizes.unschedulable == 1);
+  CHECK(sizes.backoff == 1);
+  CHECK(sizes.active + sizes.unschedulable == 0);
+}
+
+TEST_CASE("scheduler loop: a refused binding frees its room for the pods it kept out",
+          "[scheduler][loop]") {
+  Fixture f;
+  f.api.hold_binding = true;
+  f.scheduler.onNodeAdd(node("only", 3000));
+  f.addPending(pod("a", 2000));
+  f.addPending(pod("b", 2000));
+  REQUIRE(f.scheduler.scheduleOne());
+  // a's binding is in flight: its room is taken, so b is refused and waits for an event.
+  REQUIRE(f.scheduler.scheduleOne());
+  REQUIRE(f.api.held.size() == 1);
+  REQUIRE(f.api.reports.size() == 1);
+  CHECK(f.api.reports[0].what == "Unschedulable");
+  CHECK(f.scheduler.queue().sizes().unschedulable == 1);
+
+  f.api.held[0](kube::makeKubeError("admission webhook denied the request"));
+  CHECK(f.scheduler.cache().nodeInfo("only")->requested.milli_cpu == 0);
+  // Both try again once their backoff is over.
+  const auto sizes = f.scheduler.queue().sizes();
+  CHECK(sizes.unschedulable == 0);
+  CHECK(sizes.backoff == 2);
 }
 
 TEST_CASE("scheduler loop: a pod deleted meanwhile is neither requeued nor reported",

@@ -6,9 +6,12 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +19,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -303,6 +307,105 @@ std::string readFile(const std::string& path) {
 // stdin and stdout streams; then the proxy is restarted under it. Nothing may be lost: the same
 // container keeps running, un-restarted; exec and logs still work; the new proxy knows the
 // pod from the runtime; and the pod is stopped and removed through it.
+// Reliability check 23 with containerd: a hook server that takes the connection and never
+// answers (a socket nobody accepts on) costs a pod's start the hook deadline under Ignore and
+// fails it at the deadline under Fail, instead of holding the kubelet's call.
+TEST_CASE(
+    "runtime-proxy with a hung hook server: Ignore starts pods, Fail refuses them at the "
+    "deadline",
+    "[node]") {
+  auto env = readClusterEnv();
+  const std::string node = needEnv(env, "KOORD_NODE_NAME");
+  const std::string image = needEnv(env, "KOORD_TEST_IMAGE");
+  const std::string cluster_dir = needEnv(env, "KOORD_CLUSTER_DIR");
+  const std::string hooks = cluster_dir + "/hookserver.d";
+  Api api(env);
+
+  const std::string socket_path = hooks + "/hung.sock";
+  std::remove(socket_path.c_str());
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  REQUIRE(socket_path.size() < sizeof addr.sun_path);
+  std::copy(socket_path.begin(), socket_path.end(), addr.sun_path);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 64) == 0);  // connections wait in the backlog, never served
+  const std::string registration = hooks + "/0-hung.json";
+  struct Cleanup {
+    int fd;
+    std::string registration, socket;
+    ~Cleanup() {
+      std::remove(registration.c_str());
+      ::close(fd);
+      std::remove(socket.c_str());
+    }
+  } cleanup{listener, registration, socket_path};
+  auto registerHung = [&](const std::string& policy) {
+    const std::string tmp = hooks + "/.0-hung.json.tmp";
+    std::ofstream(tmp) << R"({"remote-endpoint": ")" << socket_path << R"(", )"
+                       << R"("failure-policy": ")" << policy
+                       << R"(", "runtime-hooks": ["PreRunPodSandbox", "PreCreateContainer"]})";
+    REQUIRE(std::rename(tmp.c_str(), registration.c_str()) == 0);
+    std::this_thread::sleep_for(1s);  // inotify
+  };
+  auto proxyLogLines = [&](const std::string& pod) {
+    std::vector<std::string> lines;
+    std::istringstream log(readFile(cluster_dir + "/before-kubelet.log"));
+    for (std::string line; std::getline(log, line);) {
+      if (line.find(pod) != std::string::npos &&
+          line.find("deadline exceeded") != std::string::npos)
+        lines.push_back(line);
+    }
+    return lines;
+  };
+
+  registerHung("Ignore");
+  const std::string ignored = uniqueName("koord-hung-ignore");
+  const std::string ignored_path = "/api/v1/namespaces/default/pods/" + ignored;
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
+                   json::serialize(sleepPod(ignored, node, image)))
+              .status == 201);
+  auto running = api.waitFor(ignored_path, 120s, [](const koord::http::Response& r) {
+    return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
+  });
+  CHECK(str(parse(running), {"status", "phase"}) == "Running");
+  // Both hooks waited for the hung server and gave up at the proxy's deadline (the default
+  // --hook-server-timeout), not at the kubelet's.
+  const auto ignored_lines = proxyLogLines(ignored);
+  INFO(readFile(cluster_dir + "/before-kubelet.log"));
+  REQUIRE(ignored_lines.size() >= 2);
+  for (const auto& line : ignored_lines) {
+    CHECK(line.find("deadline exceeded after 1000 ms") != std::string::npos);
+    CHECK(line.find("going on without it") != std::string::npos);
+  }
+
+  registerHung("Fail");
+  const std::string refused = uniqueName("koord-hung-fail");
+  const std::string refused_path = "/api/v1/namespaces/default/pods/" + refused;
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
+                   json::serialize(sleepPod(refused, node, image)))
+              .status == 201);
+  auto event = api.waitFor(
+      "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + refused, 90s,
+      [](const koord::http::Response& r) {
+        return r.status == 200 && r.body.find("deadline exceeded") != std::string::npos;
+      });
+  INFO(event.body);
+  CHECK(event.body.find("FailedCreatePodSandBox") != std::string::npos);
+  CHECK(event.body.find("deadline exceeded after 1000 ms") != std::string::npos);
+  CHECK(str(parse(api.call("GET", refused_path)), {"status", "phase"}) == "Pending");
+
+  // Unregistered first, so the deletions below do not wait on the hung server.
+  std::remove(registration.c_str());
+  std::this_thread::sleep_for(1s);
+  for (const auto& path : {ignored_path, refused_path})
+    api.call("DELETE", path + "?gracePeriodSeconds=0");
+  CHECK(
+      api.waitFor(ignored_path, 90s, [](const koord::http::Response& r) { return r.status == 404; })
+          .status == 404);
+}
+
 TEST_CASE("runtime-proxy: logs and exec pass through and a proxy restart loses nothing", "[node]") {
   auto env = readClusterEnv();
   const std::string node = needEnv(env, "KOORD_NODE_NAME");

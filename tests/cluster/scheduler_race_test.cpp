@@ -338,6 +338,84 @@ TEST_CASE("a binding that keeps failing is retried after 1, 2, 4 s of backoff",
   CHECK(replica.scheduler().cache().dump().assumed.empty());
 }
 
+// Check 8's other failure: a validating webhook on pods/binding that cannot be reached, under
+// Fail, refuses every binding as a denying one does. The pod backs off, stays unbound and is
+// bound by the first try after the webhook goes.
+TEST_CASE("a binding a webhook refuses backs off 1, 2, 4 s and succeeds once it is allowed",
+          "[cluster][scheduler-race]") {
+  KubeApi api(tokenConfig());
+  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  TestNamespace ns(*api, "koord-race-webhook");
+  waitForServiceAccount(api, ns.name());
+  const std::string id = uniqueName("denied");
+  Cleanup cleanup{api, id + "-n", ns.name()};
+  ok(api->createSync(kNodes, node(cleanup.node, id)), "create node");
+
+  // Only this namespace's bindings reach the webhook: other tests run beside this one.
+  const ResourceRef namespaces{"", "v1", "namespaces", "", "", ""};
+  ok(api->patchSync(named(namespaces, ns.name()), koord::kube::PatchType::kMergePatch,
+                    json::object{{"metadata", {{"labels", {{"koord-deny-binding", id}}}}}}),
+     "label the namespace");
+  const ResourceRef validating{
+      "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "", ""};
+  ok(api->createSync(
+         validating,
+         json::object{
+             {"apiVersion", "admissionregistration.k8s.io/v1"},
+             {"kind", "ValidatingWebhookConfiguration"},
+             {"metadata", {{"name", id}}},
+             {"webhooks",
+              json::array{json::object{
+                  {"name", "deny-binding.koord.test"},
+                  {"admissionReviewVersions", json::array{"v1"}},
+                  {"sideEffects", "None"},
+                  {"failurePolicy", "Fail"},
+                  {"timeoutSeconds", 2},
+                  // Nothing listens on port 1: every call fails, and Fail refuses the request.
+                  {"clientConfig", {{"url", "https://127.0.0.1:1/deny"}}},
+                  {"namespaceSelector", {{"matchLabels", {{"koord-deny-binding", id}}}}},
+                  {"rules",
+                   json::array{json::object{{"apiGroups", json::array{""}},
+                                            {"apiVersions", json::array{"v1"}},
+                                            {"operations", json::array{"CREATE"}},
+                                            {"resources", json::array{"pods/binding"}}}}}}}}}),
+     "create the webhook");
+  struct RemoveWebhook {
+    KubeApi& api;
+    ResourceRef ref;
+    ~RemoveWebhook() { (void)api->removeSync(ref); }
+  } remove_webhook{api, named(validating, id)};
+
+  Replica replica("koord-race-webhook/" + id, id, nullptr);
+  ok(api->createSync(named(kPods, "", ns.name()), pod("refused", ns.name(), id)), "create pod");
+  const std::string key = ns.name() + "/refused";
+  REQUIRE(eventually(30s, [&] { return replica.pending(key); }));
+  replica.scheduler().start();
+
+  CHECK(eventually(
+      20s, [&] { return replica.bindings("refused").size() >= 4; }, 250ms));
+  auto tries = replica.bindings("refused");
+  INFO("answers: " << codes(tries));
+  REQUIRE(tries.size() >= 4);
+  for (const auto& t : tries)
+    CHECK(t.code >= 400);
+  const double expected[] = {1, 2, 4};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double gap = tries[i + 1].received - tries[i].received;
+    INFO("gap before try " << i + 2 << ": " << gap << " s");
+    CHECK(gap >= expected[i] - 0.05);
+    CHECK(gap <= expected[i] + 3);
+  }
+  CHECK(nodeOf(*api, ns.name(), "refused").empty());
+  CHECK(replica.requestedMilliCpu(cleanup.node) == 0);
+
+  // Allowed again: the next try (after at most the 10 s cap and a flush) binds it.
+  REQUIRE(api->removeSync(named(validating, id)).has_value());
+  CHECK(eventually(
+      30s, [&] { return nodeOf(*api, ns.name(), "refused") == cleanup.node; }, 250ms));
+  CHECK(replica.bindings("refused").back().code == 201);
+}
+
 TEST_CASE("8 pods created at once on a node with room for 4: 4 are bound, never more",
           "[cluster][scheduler-race]") {
   KubeApi api(tokenConfig());

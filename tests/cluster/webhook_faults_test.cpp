@@ -392,6 +392,14 @@ TEST_CASE(
   // admits pods.
   auto m2 = std::make_unique<Manager>(sys.name(), id, (tmp / "2").string(), "Ignore");
   serving(*m2, "Ignore");
+  // Hung under Ignore: admitted, but only once the apiserver has waited out each pod webhook's
+  // timeoutSeconds (the mutating and the validating one, one after the other).
+  m2->process->signal(SIGSTOP);
+  auto hung_ignored = dryRunCreate(*api, apps.name(), ordinary);
+  WARN("hung webhook, Ignore: " << hung_ignored.why() << " after " << hung_ignored.seconds << " s");
+  CHECK(hung_ignored.admitted());
+  CHECK(hung_ignored.seconds >= 9);
+  CHECK(hung_ignored.seconds <= 2 * 10 + 3);
   m2->process->signal(SIGKILL);
   (void)m2->process->wait(10s);
   Timed ignored;

@@ -10,6 +10,7 @@
 #include "koord/core/log.h"
 #include "koord/kube/event_recorder.h"
 #include "koord/kube/rest_client.h"
+#include "koord/kube/time.h"
 #include "queue/scheduling_queue.h"
 #include "scheduler_informers.h"
 
@@ -43,10 +44,9 @@ kube::Error toError(const std::string& what, const kube::ApiError& e) {
 json::value podScheduledFalsePatch(std::string_view reason, const std::string& message,
                                    const std::string& nominated_node,
                                    std::chrono::system_clock::time_point now) {
-  json::object condition{
-      {"type", "PodScheduled"},   {"status", "False"},
-      {"reason", reason},         {"message", message},
-      {"lastProbeTime", nullptr}, {"lastTransitionTime", kube::formatEventTime(now)}};
+  json::object condition{{"type", "PodScheduled"},   {"status", "False"},
+                         {"reason", reason},         {"message", message},
+                         {"lastProbeTime", nullptr}, {"lastTransitionTime", kube::formatTime(now)}};
   json::object status{{"conditions", json::array{std::move(condition)}}};
   if (!nominated_node.empty())
     status["nominatedNodeName"] = nominated_node;

@@ -12,7 +12,7 @@
 
 #include "koord/core/duration.h"
 #include "koord/kube/decode.h"
-#include "koord/kube/leader_election.h"
+#include "koord/kube/time.h"
 
 namespace koord::apis {
 namespace {
@@ -273,7 +273,7 @@ kube::Expected<NodeMetric> decodeNodeMetric(const boost::json::value& v) {
   if (const json::value* t = field(st, "updateTime")) {
     if (!t->is_string())
       return typeError("status.updateTime", "RFC 3339 time string", *t);
-    auto parsed = kube::parseMicroTime(t->get_string());
+    auto parsed = kube::parseTime(t->get_string());
     if (!parsed) {
       return kube::makeKubeError(fmt::format("status.updateTime: invalid RFC 3339 time \"{}\"",
                                              std::string_view(t->get_string())));

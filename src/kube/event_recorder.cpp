@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "koord/core/log.h"
+#include "koord/kube/time.h"
 
 namespace koord::kube {
 
@@ -25,16 +26,6 @@ namespace json = boost::json;
 
 std::string_view toString(EventType type) {
   return type == EventType::kWarning ? "Warning" : "Normal";
-}
-
-std::string formatEventTime(std::chrono::system_clock::time_point t) {
-  const std::time_t secs =
-      std::chrono::system_clock::to_time_t(std::chrono::time_point_cast<std::chrono::seconds>(t));
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  const auto n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return std::string(buf, n);
 }
 
 Event makeEvent(const ObjectReference& object, EventType type, std::string reason,
@@ -81,8 +72,8 @@ json::value eventToJson(const Event& event) {
       {"reason", event.reason},
       {"message", event.message},
       {"source", std::move(source)},
-      {"firstTimestamp", formatEventTime(event.first_timestamp)},
-      {"lastTimestamp", formatEventTime(event.last_timestamp)},
+      {"firstTimestamp", formatTime(event.first_timestamp)},
+      {"lastTimestamp", formatTime(event.last_timestamp)},
       {"count", event.count},
       {"type", toString(event.type)},
   };
@@ -93,7 +84,7 @@ json::value eventToJson(const Event& event) {
 
 json::value eventRepeatPatch(const Event& event) {
   return json::object{{"count", event.count},
-                      {"lastTimestamp", formatEventTime(event.last_timestamp)},
+                      {"lastTimestamp", formatTime(event.last_timestamp)},
                       {"message", event.message}};
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cluster_env.h"
+#include "koord/kube/time.h"
 
 namespace koord::testing {
 
@@ -30,7 +31,7 @@ struct AuditEntry {
 };
 
 /// "2006-01-02T15:04:05.999999Z" (a MicroTime) in seconds since the epoch; 0 if it is not one.
-inline double parseMicroTime(const std::string& t) {
+inline double parseTime(const std::string& t) {
   std::tm tm{};
   double seconds = 0;
   if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
@@ -65,7 +66,7 @@ inline std::vector<AuditEntry> auditEntries(const std::string& user_agent) {
     AuditEntry e;
     e.verb = text(event, "verb");
     e.user_agent = user_agent;
-    e.received = parseMicroTime(text(event, "requestReceivedTimestamp"));
+    e.received = parseTime(text(event, "requestReceivedTimestamp"));
     if (const auto* ref = event.if_contains("objectRef"); ref != nullptr && ref->is_object()) {
       e.resource = text(ref->as_object(), "resource");
       e.subresource = text(ref->as_object(), "subresource");

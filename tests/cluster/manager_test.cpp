@@ -18,9 +18,9 @@
 
 #include "cluster_api.h"
 #include "cluster_env.h"
-#include "koord/kube/event_recorder.h"
 #include "koord/kube/leader_election.h"
 #include "koord/kube/quantity.h"
+#include "koord/kube/time.h"
 #include "manifests.h"
 #include "subprocess.h"
 #include "tcp_relay.h"
@@ -418,7 +418,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
      "create batch pod");
   auto report = [&](const std::string& hp_cpu, std::chrono::system_clock::time_point at) {
     json::object status{
-        {"updateTime", koord::kube::formatEventTime(at)},
+        {"updateTime", koord::kube::formatTime(at)},
         {"nodeMetric",
          {{"nodeUsage", {{"resources", {{"cpu", "4"}, {"memory", "6000Mi"}}}}},
           {"systemUsage", {{"resources", {{"cpu", "300m"}, {"memory", "500Mi"}}}}}}},
@@ -528,7 +528,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
           koord::kube::PatchType::kMergePatch,
           json::object{
               {"status",
-               {{"updateTime", koord::kube::formatEventTime(std::chrono::system_clock::now())}}}});
+               {{"updateTime", koord::kube::formatTime(std::chrono::system_clock::now())}}}});
     };
     // Denied once the manager's pod informer has the koordlet's pod.
     std::string why;
@@ -596,7 +596,7 @@ std::vector<std::chrono::system_clock::time_point> writesBy(const std::string& u
     if (ec || !v.is_object() || str(v, {"stage"}) != "ResponseComplete" ||
         str(v, {"user", "username"}) != username)
       continue;
-    if (auto at = koord::kube::parseMicroTime(str(v, {"requestReceivedTimestamp"})))
+    if (auto at = koord::kube::parseTime(str(v, {"requestReceivedTimestamp"})))
       out.push_back(*at);
   }
   return out;

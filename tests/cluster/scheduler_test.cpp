@@ -19,7 +19,7 @@
 
 #include "cluster_api.h"
 #include "cluster_env.h"
-#include "koord/kube/event_recorder.h"
+#include "koord/kube/time.h"
 #include "manifests.h"
 #include "subprocess.h"
 
@@ -274,7 +274,7 @@ TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preempti
        "create NodeMetric");
     auto report = [&](const std::string& n, const char* cpu) {
       json::object status{
-          {"updateTime", koord::kube::formatEventTime(std::chrono::system_clock::now())},
+          {"updateTime", koord::kube::formatTime(std::chrono::system_clock::now())},
           {"nodeMetric", {{"nodeUsage", {{"resources", {{"cpu", cpu}, {"memory", "2Gi"}}}}}}}};
       ok(api->patchSync(
              named({"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", "status"}, n),

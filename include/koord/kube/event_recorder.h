@@ -61,9 +61,6 @@ Event makeEvent(const ObjectReference& object, EventType type, std::string reaso
                 std::string message, const EventSource& source,
                 std::chrono::system_clock::time_point now);
 
-/// RFC 3339 in UTC with seconds precision ("2026-11-22T10:00:00Z"), metav1.Time's wire form.
-std::string formatEventTime(std::chrono::system_clock::time_point t);
-
 /// The Event object to POST.
 boost::json::value eventToJson(const Event& event);
 /// The patch that records a repeat: count, lastTimestamp and message.

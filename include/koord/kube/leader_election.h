@@ -80,14 +80,6 @@ inline constexpr double kLeaderElectionJitterFactor = 1.2;
 /// (lease_duration > renew_deadline > 1.2 x retry_period > 0) or a name is empty.
 void validate(const LeaderElectionConfig& config);
 
-/// metav1.MicroTime's wire form: RFC 3339 in UTC with exactly six fractional digits,
-/// "2026-11-22T10:00:00.123456Z" (sub-microsecond time is truncated).
-std::string formatMicroTime(std::chrono::system_clock::time_point t);
-/// Reads RFC 3339 as the apiserver writes Time and MicroTime: 0-9 fractional digits
-/// (truncated to microseconds), "Z" or a +hh:mm/-hh:mm offset. nullopt when malformed, and for
-/// a time system_clock cannot hold (before 1677-09-21 or after 2262-04-11).
-std::optional<std::chrono::system_clock::time_point> parseMicroTime(std::string_view text);
-
 /// The Lease spec fields leader election reads and writes (client-go's LeaderElectionRecord).
 struct LeaderElectionRecord {
   std::string holder_identity;

@@ -10,6 +10,7 @@
 
 #include "koord/core/duration.h"
 #include "koord/kube/quantity.h"
+#include "koord/kube/time.h"
 
 namespace koord::roles::koordlet {
 
@@ -34,14 +35,6 @@ NodeMetricCollectSettings collectSettings(const NodeMetricCollectPolicyView& p) 
   if (p.memory_collect_policy && !p.memory_collect_policy->empty())
     s.memory_collect_policy = *p.memory_collect_policy;
   return s;
-}
-
-std::string formatRfc3339(mc::TimePoint t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 namespace {
@@ -160,7 +153,7 @@ json::object buildNodeMetricStatus(const mc::MetricCache& cache, const std::vect
       am["qos"] = qos;
     apps_metric.push_back(std::move(am));
   }
-  return json::object{{"updateTime", formatRfc3339(now)},
+  return json::object{{"updateTime", kube::formatTime(now)},
                       {"nodeMetric", std::move(node_metric)},
                       {"podsMetric", std::move(pods_metric)},
                       {"hostApplicationMetric", std::move(apps_metric)}};

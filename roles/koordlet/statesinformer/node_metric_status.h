@@ -44,7 +44,4 @@ boost::json::object buildNodeMetricStatus(const metriccache::MetricCache& cache,
                                           metriccache::TimePoint now,
                                           const std::vector<HostApplication>& host_apps = {});
 
-/// RFC 3339 with seconds, UTC ("2026-11-22T15:04:05Z"), as metav1.Time marshals.
-std::string formatRfc3339(metriccache::TimePoint t);
-
 }  // namespace koord::roles::koordlet

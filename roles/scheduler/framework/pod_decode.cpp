@@ -19,7 +19,7 @@
 
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
-#include "koord/kube/leader_election.h"  // parseMicroTime: metav1.Time and MicroTime
+#include "koord/kube/time.h"
 
 namespace koord::roles::scheduler {
 namespace {
@@ -115,7 +115,7 @@ Expected<std::vector<const json::object*>> objectList(const json::object& o, std
 // offset accepted), read by the one parser the kube layer has for Time and MicroTime.
 Expected<std::chrono::system_clock::time_point> parseTime(std::string_view s,
                                                           std::string_view path) {
-  if (auto t = kube::parseMicroTime(s))
+  if (auto t = kube::parseTime(s))
     return *t;
   return makeKubeError(
       fmt::format("{}: \"{}\" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)", path, s));

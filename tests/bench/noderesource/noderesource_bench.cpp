@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 
 #include "koord/apis/node_metric.h"
-#include "koord/kube/leader_election.h"
+#include "koord/kube/time.h"
 #include "noderesource/batch_resource.h"
 #include "noderesource/need_sync.h"
 #include "noderesource/node_status_patch.h"
@@ -417,7 +417,7 @@ ReconcileStats reconcileAll(
 
 int main(int argc, char** argv) {
   const Options opt = parseArgs(argc, argv);
-  const auto now = *koord::kube::parseMicroTime("2024-05-01T10:00:00Z");
+  const auto now = *koord::kube::parseTime("2024-05-01T10:00:00Z");
 
   auto t_gen = Clock::now();
   Rng rng;

@@ -1,6 +1,7 @@
 // The event recorder's pure parts: the Event it writes and the correlator's decisions (repeats,
 // similar events, spam filter) against a FakeClock. The sending side is in tests/cluster.
 #include "koord/kube/event_recorder.h"
+#include "koord/kube/time.h"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -30,8 +31,8 @@ Event eventAt(const FakeClock& clock, const ObjectReference& obj, const std::str
 
 TEST_CASE("events: timestamps are RFC 3339 seconds in UTC", "[events]") {
   const std::chrono::system_clock::time_point t(1700000000s + 999ms);
-  CHECK(formatEventTime(t) == "2023-11-14T22:13:20Z");
-  CHECK(formatEventTime(std::chrono::system_clock::time_point(0s)) == "1970-01-01T00:00:00Z");
+  CHECK(formatTime(t) == "2023-11-14T22:13:20Z");
+  CHECK(formatTime(std::chrono::system_clock::time_point(0s)) == "1970-01-01T00:00:00Z");
 }
 
 TEST_CASE("events: a first occurrence is named after the object and the time", "[events]") {

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "koord/kube/time.h"
 #include "statesinformer/node_metric_status.h"
 
 using namespace koord::roles::koordlet;
@@ -56,7 +57,7 @@ TEST_CASE("status: averages over the window, aggregated only for covered duratio
   NodeMetricCollectSettings settings;  // 300 s window, durations 5m/10m/30m
   auto status = buildNodeMetricStatus(cache, pods, settings, now);
 
-  CHECK(status.at("updateTime").as_string() == formatRfc3339(now));
+  CHECK(status.at("updateTime").as_string() == koord::kube::formatTime(now));
   const auto& nm = status.at("nodeMetric").as_object();
   // The last 300 s (both ends included: 301 samples, one of them at 1 core).
   CHECK(cpuOf(nm.at("nodeUsage")) == "1997m");
@@ -101,7 +102,7 @@ TEST_CASE("collect policy: defaults and Koordinator's floors") {
 }
 
 TEST_CASE("RFC 3339 as metav1.Time writes it") {
-  CHECK(formatRfc3339(mc::TimePoint{std::chrono::seconds(0)}) == "1970-01-01T00:00:00Z");
-  CHECK(formatRfc3339(mc::TimePoint{std::chrono::seconds(1'800'000'000)}) ==
+  CHECK(koord::kube::formatTime(mc::TimePoint{std::chrono::seconds(0)}) == "1970-01-01T00:00:00Z");
+  CHECK(koord::kube::formatTime(mc::TimePoint{std::chrono::seconds(1'800'000'000)}) ==
         "2027-01-15T08:00:00Z");
 }

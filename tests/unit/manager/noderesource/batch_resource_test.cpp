@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "koord/kube/leader_election.h"
+#include "koord/kube/time.h"
 
 using namespace koord::roles::manager::noderesource;
 using koord::apis::CalculatePolicy;
@@ -22,7 +22,7 @@ using std::chrono::seconds;
 
 namespace {
 
-const auto kNow = *koord::kube::parseMicroTime("2024-05-01T10:00:00Z");
+const auto kNow = *koord::kube::parseTime("2024-05-01T10:00:00Z");
 
 Quantity q(std::string_view text) {
   return Quantity::parse(text).value();

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "koord/kube/leader_election.h"
+#include "koord/kube/time.h"
 
 using namespace koord::apis;
 using koord::kube::Quantity;
@@ -62,7 +62,7 @@ TEST_CASE("NodeMetric decodes as the koordlet writes it", "[apis][nodemetric]") 
   CHECK(m->collect_policy->node_memory_collect_policy == "usageWithoutPageCache");
 
   REQUIRE(m->update_time.has_value());
-  CHECK(*m->update_time == *koord::kube::parseMicroTime("2024-05-01T09:59:30.123456Z"));
+  CHECK(*m->update_time == *koord::kube::parseTime("2024-05-01T09:59:30.123456Z"));
   REQUIRE(m->node_metric.has_value());
   CHECK(m->node_metric->node_usage.at("cpu") == q("5200m"));
   CHECK(m->node_metric->system_usage.at("memory") == q("2Gi"));
@@ -100,7 +100,7 @@ TEST_CASE("NodeMetric without a status is a metric never reported", "[apis][node
   auto partial = decode(R"({"status":{"updateTime":"2024-05-01T10:00:00+02:00",
     "podsMetric":[{"name":"x","priority":"something-new"}]}})");
   REQUIRE(partial.has_value());
-  CHECK(*partial->update_time == *koord::kube::parseMicroTime("2024-05-01T08:00:00Z"));
+  CHECK(*partial->update_time == *koord::kube::parseTime("2024-05-01T08:00:00Z"));
   REQUIRE(partial->pods_metric.size() == 1);
   CHECK(partial->pods_metric[0].priority == PriorityClass::kNone);
   CHECK(partial->pods_metric[0].pod_usage.empty());

@@ -174,6 +174,37 @@ json::object sleepPod(const std::string& name, const std::string& node, const st
                                                 {"command", json::array{"sleep", "3600"}}}}}}}};
 }
 
+// Registers `endpoint` as hookserver.d/`file` for the two pod-start hooks under `policy`,
+// renamed into place as an operator's tooling would, and gives the proxy's inotify a second.
+void registerHookServer(const std::string& hooks, const std::string& file,
+                        const std::string& endpoint, const std::string& policy) {
+  const std::string tmp = hooks + "/." + file + ".tmp";
+  std::ofstream(tmp) << R"({"remote-endpoint": ")" << endpoint << R"(", )"
+                     << R"("failure-policy": ")" << policy
+                     << R"(", "runtime-hooks": ["PreRunPodSandbox", "PreCreateContainer"]})";
+  REQUIRE(std::rename(tmp.c_str(), (hooks + "/" + file).c_str()) == 0);
+  std::this_thread::sleep_for(1s);  // inotify
+}
+
+// Creates a sleep pod `name` on the node in "default"; its API path.
+std::string createSleepPod(Api& api, const std::string& name, const std::string& node,
+                           const std::string& image) {
+  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
+                   json::serialize(sleepPod(name, node, image)))
+              .status == 201);
+  return "/api/v1/namespaces/default/pods/" + name;
+}
+
+// The pod's Events once one of them holds `text` (the last answer when none does in time).
+std::string podEventsWith(Api& api, const std::string& pod, const std::string& text) {
+  return api
+      .waitFor("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + pod, 90s,
+               [&](const koord::http::Response& r) {
+                 return r.status == 200 && r.body.find(text) != std::string::npos;
+               })
+      .body;
+}
+
 }  // namespace
 
 TEST_CASE("a hostNetwork busybox pod runs on the node and is deleted", "[node]") {
@@ -223,12 +254,7 @@ TEST_CASE("runtime-proxy with a dead hook server: Ignore starts pods and Fail re
   // Sorts first, so it is the server the proxy picks for these hooks.
   const std::string registration = hooks + "/0-dead.json";
   auto registerDead = [&](const std::string& policy) {
-    const std::string tmp = hooks + "/.0-dead.json.tmp";
-    std::ofstream(tmp) << R"({"remote-endpoint": ")" << hooks << R"(/nobody-listens.sock", )"
-                       << R"("failure-policy": ")" << policy
-                       << R"(", "runtime-hooks": ["PreRunPodSandbox", "PreCreateContainer"]})";
-    REQUIRE(std::rename(tmp.c_str(), registration.c_str()) == 0);
-    std::this_thread::sleep_for(1s);  // inotify
+    registerHookServer(hooks, "0-dead.json", hooks + "/nobody-listens.sock", policy);
   };
   struct Unregister {
     std::string file;
@@ -237,10 +263,7 @@ TEST_CASE("runtime-proxy with a dead hook server: Ignore starts pods and Fail re
 
   registerDead("Ignore");
   const std::string ignored = uniqueName("koord-hook-ignore");
-  const std::string ignored_path = "/api/v1/namespaces/default/pods/" + ignored;
-  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
-                   json::serialize(sleepPod(ignored, node, image)))
-              .status == 201);
+  const std::string ignored_path = createSleepPod(api, ignored, node, image);
   auto running = api.waitFor(ignored_path, 120s, [](const koord::http::Response& r) {
     return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
   });
@@ -248,18 +271,11 @@ TEST_CASE("runtime-proxy with a dead hook server: Ignore starts pods and Fail re
 
   registerDead("Fail");
   const std::string refused = uniqueName("koord-hook-fail");
-  const std::string refused_path = "/api/v1/namespaces/default/pods/" + refused;
-  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
-                   json::serialize(sleepPod(refused, node, image)))
-              .status == 201);
-  auto event = api.waitFor(
-      "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + refused, 90s,
-      [](const koord::http::Response& r) {
-        return r.status == 200 && r.body.find("hook server err") != std::string::npos;
-      });
-  INFO(event.body);
-  CHECK(event.body.find("FailedCreatePodSandBox") != std::string::npos);
-  CHECK(event.body.find("hook server err") != std::string::npos);
+  const std::string refused_path = createSleepPod(api, refused, node, image);
+  const std::string events = podEventsWith(api, refused, "hook server err");
+  INFO(events);
+  CHECK(events.find("FailedCreatePodSandBox") != std::string::npos);
+  CHECK(events.find("hook server err") != std::string::npos);
   CHECK(str(parse(api.call("GET", refused_path)), {"status", "phase"}) == "Pending");
 
   for (const auto& path : {ignored_path, refused_path})
@@ -342,12 +358,7 @@ TEST_CASE(
     }
   } cleanup{listener, registration, socket_path};
   auto registerHung = [&](const std::string& policy) {
-    const std::string tmp = hooks + "/.0-hung.json.tmp";
-    std::ofstream(tmp) << R"({"remote-endpoint": ")" << socket_path << R"(", )"
-                       << R"("failure-policy": ")" << policy
-                       << R"(", "runtime-hooks": ["PreRunPodSandbox", "PreCreateContainer"]})";
-    REQUIRE(std::rename(tmp.c_str(), registration.c_str()) == 0);
-    std::this_thread::sleep_for(1s);  // inotify
+    registerHookServer(hooks, "0-hung.json", socket_path, policy);
   };
   auto proxyLogLines = [&](const std::string& pod) {
     std::vector<std::string> lines;
@@ -362,10 +373,7 @@ TEST_CASE(
 
   registerHung("Ignore");
   const std::string ignored = uniqueName("koord-hung-ignore");
-  const std::string ignored_path = "/api/v1/namespaces/default/pods/" + ignored;
-  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
-                   json::serialize(sleepPod(ignored, node, image)))
-              .status == 201);
+  const std::string ignored_path = createSleepPod(api, ignored, node, image);
   auto running = api.waitFor(ignored_path, 120s, [](const koord::http::Response& r) {
     return r.status == 200 && str(parse(r), {"status", "phase"}) == "Running";
   });
@@ -382,18 +390,11 @@ TEST_CASE(
 
   registerHung("Fail");
   const std::string refused = uniqueName("koord-hung-fail");
-  const std::string refused_path = "/api/v1/namespaces/default/pods/" + refused;
-  REQUIRE(api.call("POST", "/api/v1/namespaces/default/pods",
-                   json::serialize(sleepPod(refused, node, image)))
-              .status == 201);
-  auto event = api.waitFor(
-      "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + refused, 90s,
-      [](const koord::http::Response& r) {
-        return r.status == 200 && r.body.find("deadline exceeded") != std::string::npos;
-      });
-  INFO(event.body);
-  CHECK(event.body.find("FailedCreatePodSandBox") != std::string::npos);
-  CHECK(event.body.find("deadline exceeded after 1000 ms") != std::string::npos);
+  const std::string refused_path = createSleepPod(api, refused, node, image);
+  const std::string events = podEventsWith(api, refused, "deadline exceeded");
+  INFO(events);
+  CHECK(events.find("FailedCreatePodSandBox") != std::string::npos);
+  CHECK(events.find("deadline exceeded after 1000 ms") != std::string::npos);
   CHECK(str(parse(api.call("GET", refused_path)), {"status", "phase"}) == "Pending");
 
   // Unregistered first, so the deletions below do not wait on the hung server.

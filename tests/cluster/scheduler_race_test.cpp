@@ -107,6 +107,22 @@ void waitForServiceAccount(KubeApi& api, const std::string& ns) {
   }));
 }
 
+// What each test starts from: the CRDs the replicas' NodeMetric informers need, a namespace whose
+// default service account has its token, and one node for the test's own scheduler name, with
+// the node and the namespace's pods removed at the end.
+struct RaceSetup {
+  RaceSetup(const std::string& ns_name, const std::string& id_prefix)
+      : ns(*api, ns_name), id(uniqueName(id_prefix)), cleanup{api, id + "-n", ns.name()} {
+    koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+    waitForServiceAccount(api, ns.name());
+    ok(api->createSync(kNodes, node(cleanup.node, id)), "create node");
+  }
+  KubeApi api{tokenConfig()};
+  TestNamespace ns;
+  std::string id;
+  Cleanup cleanup;
+};
+
 int portOf(const std::string& url) {
   return std::stoi(url.substr(url.rfind(':') + 1));
 }
@@ -240,14 +256,11 @@ std::string codes(const std::vector<AuditEntry>& entries) {
 
 TEST_CASE("two schedulers bind one pod: one gets 201, the loser 409 and forgets it",
           "[cluster][scheduler-race]") {
-  KubeApi api(tokenConfig());
-  // The replicas' NodeMetric informers need the CRD.
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
-  TestNamespace ns(*api, "koord-race");
-  waitForServiceAccount(api, ns.name());
-  const std::string id = uniqueName("race");
-  Cleanup cleanup{api, id + "-n", ns.name()};
-  ok(api->createSync(kNodes, node(cleanup.node, id)), "create node");
+  RaceSetup setup("koord-race", "race");
+  KubeApi& api = setup.api;
+  TestNamespace& ns = setup.ns;
+  const std::string& id = setup.id;
+  Cleanup& cleanup = setup.cleanup;
 
   const auto target = tokenConfig().host;
   koord::testing::TcpRelay relay("127.0.0.1", portOf(target));
@@ -295,14 +308,11 @@ TEST_CASE("two schedulers bind one pod: one gets 201, the loser 409 and forgets 
 
 TEST_CASE("a binding that keeps failing is retried after 1, 2, 4 s of backoff",
           "[cluster][scheduler-race]") {
-  KubeApi api(tokenConfig());
-  // The replicas' NodeMetric informers need the CRD.
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
-  TestNamespace ns(*api, "koord-race-backoff");
-  waitForServiceAccount(api, ns.name());
-  const std::string id = uniqueName("backoff");
-  Cleanup cleanup{api, id + "-n", ns.name()};
-  ok(api->createSync(kNodes, node(cleanup.node, id)), "create node");
+  RaceSetup setup("koord-race-backoff", "backoff");
+  KubeApi& api = setup.api;
+  TestNamespace& ns = setup.ns;
+  const std::string& id = setup.id;
+  Cleanup& cleanup = setup.cleanup;
 
   koord::testing::TcpRelay relay("127.0.0.1", portOf(tokenConfig().host));
   Replica replica("koord-race-backoff/" + id, id, &relay);
@@ -343,13 +353,11 @@ TEST_CASE("a binding that keeps failing is retried after 1, 2, 4 s of backoff",
 // bound by the first try after the webhook goes.
 TEST_CASE("a binding a webhook refuses backs off 1, 2, 4 s and succeeds once it is allowed",
           "[cluster][scheduler-race]") {
-  KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
-  TestNamespace ns(*api, "koord-race-webhook");
-  waitForServiceAccount(api, ns.name());
-  const std::string id = uniqueName("denied");
-  Cleanup cleanup{api, id + "-n", ns.name()};
-  ok(api->createSync(kNodes, node(cleanup.node, id)), "create node");
+  RaceSetup setup("koord-race-webhook", "denied");
+  KubeApi& api = setup.api;
+  TestNamespace& ns = setup.ns;
+  const std::string& id = setup.id;
+  Cleanup& cleanup = setup.cleanup;
 
   // Only this namespace's bindings reach the webhook: other tests run beside this one.
   const ResourceRef namespaces{"", "v1", "namespaces", "", "", ""};
@@ -418,14 +426,11 @@ TEST_CASE("a binding a webhook refuses backs off 1, 2, 4 s and succeeds once it 
 
 TEST_CASE("8 pods created at once on a node with room for 4: 4 are bound, never more",
           "[cluster][scheduler-race]") {
-  KubeApi api(tokenConfig());
-  // The replicas' NodeMetric informers need the CRD.
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
-  TestNamespace ns(*api, "koord-race-burst");
-  waitForServiceAccount(api, ns.name());
-  const std::string id = uniqueName("burst");
-  Cleanup cleanup{api, id + "-n", ns.name()};
-  ok(api->createSync(kNodes, node(cleanup.node, id)), "create node");
+  RaceSetup setup("koord-race-burst", "burst");
+  KubeApi& api = setup.api;
+  TestNamespace& ns = setup.ns;
+  const std::string& id = setup.id;
+  Cleanup& cleanup = setup.cleanup;
 
   Replica replica("koord-race-burst/" + id, id, nullptr);
   REQUIRE(eventually(30s, [&] { return replica.requestedMilliCpu(cleanup.node) == 0; }));

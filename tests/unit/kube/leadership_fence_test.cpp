@@ -244,10 +244,16 @@ TEST_CASE("a controller write queued while leading is not sent once leadership i
     }
     return true;
   };
-  REQUIRE(waitFor([&] { return elector.isLeader(); }, 5s));
+  // isLeader() turns true just before on_started_leading runs: wait for the callback itself.
+  REQUIRE(waitFor(
+      [&] {
+        std::lock_guard lock(mu);
+        return left_when_started.has_value();
+      },
+      5s));
+  CHECK(elector.isLeader());
   {
     std::lock_guard lock(mu);
-    REQUIRE(left_when_started);
     // Open before the controllers start, for no longer than the renew deadline.
     CHECK(*left_when_started > 0ms);
     CHECK(*left_when_started <= le.renew_deadline);

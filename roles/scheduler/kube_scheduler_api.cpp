@@ -73,8 +73,8 @@ void KubeSchedulerApi::forgetPod(const std::string& uid) {
   last_condition_.erase(uid);
 }
 
-std::shared_ptr<const apis::NodeMetric> KubeSchedulerApi::nodeMetric(std::string_view node) const {
-  return informers_.node_metrics.store().get(std::string(node));
+const AnyObjectSource* KubeSchedulerApi::objectSource(std::string_view key) const {
+  return informers_.objectSource(key);
 }
 
 std::vector<DisruptionBudget> KubeSchedulerApi::disruptionBudgets(

@@ -36,7 +36,7 @@ class KubeSchedulerApi final : public SchedulerApi {
   void forgetPod(const std::string& uid);
 
   // ClusterView
-  std::shared_ptr<const apis::NodeMetric> nodeMetric(std::string_view node) const override;
+  const AnyObjectSource* objectSource(std::string_view key) const override;
   std::vector<DisruptionBudget> disruptionBudgets(std::string_view namespace_) const override;
   std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(
       std::string_view node) const override;

@@ -162,17 +162,19 @@ void Scheduler::onNodeDelete(const Node& node) {
   logIfError(cache_.removeNode(node.name), "removing cached node", node.name);
 }
 
-void Scheduler::onNodeMetric(const std::string& node,
-                             std::shared_ptr<const apis::NodeMetric> metric, bool added) {
-  logIfError(cache_.setNodeMetric(node, std::move(metric)), "caching the NodeMetric of", node);
-  // A first report can make a node usable for LoadAware; later reports come every minute
-  // from every node, and the unschedulable pods' own timeout retries them anyway.
+void Scheduler::onNodeObject(const std::string& kind, const std::string& node,
+                             std::function<void(NodeInfo&)> attach, bool added) {
+  logIfError(cache_.setNodeObject(kind, node, std::move(attach)), "caching the node object of",
+             node);
+  // A first report (a NodeMetric) can make a node usable for LoadAware; later ones come every
+  // minute from every node, and the unschedulable pods' own timeout retries them anyway.
   if (added)
     queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kNodeAllocatableChange);
 }
 
-void Scheduler::onNodeMetricDelete(const std::string& node) {
-  logIfError(cache_.removeNodeMetric(node), "dropping the NodeMetric of", node);
+void Scheduler::onNodeObjectDelete(const std::string& kind, const std::string& node,
+                                   std::function<void(NodeInfo&)> detach) {
+  logIfError(cache_.removeNodeObject(kind, node, detach), "dropping the node object of", node);
 }
 
 // ---- the loop ----

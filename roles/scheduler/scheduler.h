@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "cache/scheduler_cache.h"
 #include "config/scheduler_config.h"
 #include "framework/assigned_pod_listener.h"
+#include "framework/declared_object.h"
 #include "framework/plugin_registry.h"
 #include "framework/snapshot.h"
 #include "queue/scheduling_queue.h"
@@ -23,7 +25,7 @@
 
 namespace koord::roles::scheduler {
 
-class Scheduler {
+class Scheduler final : public NodeObjectSink {
  public:
   /// Builds every profile's framework (a bad profile is a startup error, thrown as
   /// std::invalid_argument naming it) and the queue in the first profile's QueueSort order
@@ -31,7 +33,7 @@ class Scheduler {
   /// be told about the queue with setQueue-like wiring by its owner (see queue()).
   Scheduler(const config::SchedulerConfig& config, const PluginRegistry& registry,
             SchedulerApi& api, metrics::Registry& metrics);
-  ~Scheduler();
+  ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -48,9 +50,11 @@ class Scheduler {
   void onNodeAdd(std::shared_ptr<const Node> node);
   void onNodeUpdate(const Node& old_node, std::shared_ptr<const Node> node);
   void onNodeDelete(const Node& node);
-  void onNodeMetric(const std::string& node, std::shared_ptr<const apis::NodeMetric> metric,
-                    bool added);
-  void onNodeMetricDelete(const std::string& node);
+  // Plugin-declared kinds kept on NodeInfos (NodeMetric), from their informers.
+  void onNodeObject(const std::string& kind, const std::string& node,
+                    std::function<void(NodeInfo&)> attach, bool added) override;
+  void onNodeObjectDelete(const std::string& kind, const std::string& node,
+                          std::function<void(NodeInfo&)> detach) override;
 
   /// Starts the scheduling thread and the queue's and cache's periodic work. Call once the
   /// informers have synced (and, with leader election, once leading).

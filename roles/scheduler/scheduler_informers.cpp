@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <thread>
 
+#include "framework/plugin_registry.h"
 #include "koord/core/log.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/object_meta.h"
 #include "scheduler.h"
 
 namespace koord::roles::scheduler {
@@ -34,19 +36,14 @@ kube::Expected<DisruptionBudget> decodeDisruptionBudget(const json::value& v) {
     return typeError("", "object", v);
   const auto& root = v.get_object();
   DisruptionBudget out;
-  auto meta = objectField(root, "metadata", "");
-  if (!meta)
-    return meta.error();
-  if (*meta != nullptr) {
-    auto ns = stringField(**meta, "namespace", "metadata");
-    if (!ns)
-      return ns.error();
-    auto name = stringField(**meta, "name", "metadata");
-    if (!name)
-      return name.error();
-    out.namespace_ = std::move(*ns);
-    out.name = std::move(*name);
-  }
+  using Fields = kube::ObjectMetaFields;
+  kube::ObjectMeta meta;
+  if (auto read =
+          kube::decodeObjectMeta(root, {.members = Fields::kNamespace | Fields::kName}, meta);
+      !read)
+    return read.error();
+  out.namespace_ = std::move(meta.namespace_);
+  out.name = std::move(meta.name);
   // A nil selector matches no pod. An empty one matches none for preemption either (it skips
   // empty selectors, as kube-scheduler does), though policy/v1 reads it as every pod.
   out.selector = kube::Selector::nothing();
@@ -86,17 +83,27 @@ kube::Expected<DisruptionBudget> decodeDisruptionBudget(const json::value& v) {
 }
 
 SchedulerInformers::SchedulerInformers(kube::RestClient& client, boost::asio::io_context& io)
+    : SchedulerInformers(client, io, inTreeRegistry()) {}
+
+SchedulerInformers::SchedulerInformers(kube::RestClient& client, boost::asio::io_context& io,
+                                       const PluginRegistry& registry)
     : pods(client, io, collection("", "v1", "pods"), decodePodInfo, unfinishedPods()),
       nodes(client, io, collection("", "v1", "nodes"), decodeNode),
-      node_metrics(client, io, collection("slo.koordinator.sh", "v1alpha1", "nodemetrics"),
-                   apis::decodeNodeMetric),
       client_(client),
       io_(io),
       pdb_discovery_(client, io, "PodDisruptionBudget API",
                      [](kube::RestClient& c, kube::VersionCallback done) {
                        kube::servedVersionOf(c, "policy", "poddisruptionbudgets", {"v1", "v1beta1"},
                                              std::move(done));
-                     }) {}
+                     }) {
+  for (const ObjectDeclaration* d : registry.objects())
+    declared_.emplace(d->key, d->make_informer(client, io));
+}
+
+const AnyObjectSource* SchedulerInformers::objectSource(std::string_view key) const {
+  auto it = declared_.find(key);
+  return it == declared_.end() ? nullptr : &it->second->source();
+}
 
 // On the io_context, once.
 void SchedulerInformers::onPdbVersion(std::optional<std::string> version) {
@@ -191,20 +198,14 @@ void SchedulerInformers::connect(Scheduler& s) {
       },
       [&s](const std::string&, const Node& n) { s.onNodeDelete(n); },
   });
-  node_metrics.addHandlers({
-      [this, &s](const std::string& key, const apis::NodeMetric&) {
-        s.onNodeMetric(key, node_metrics.store().get(key), true);
-      },
-      [this, &s](const std::string& key, const apis::NodeMetric&, const apis::NodeMetric&) {
-        s.onNodeMetric(key, node_metrics.store().get(key), false);
-      },
-      [&s](const std::string& key, const apis::NodeMetric&) { s.onNodeMetricDelete(key); },
-  });
+  for (auto& [key, informer] : declared_)
+    informer->connect(s);
 }
 
 void SchedulerInformers::start() {
   nodes.start();
-  node_metrics.start();
+  for (auto& [key, informer] : declared_)
+    informer->start();
   pdb_discovery_.start([this](std::optional<std::string> v) { onPdbVersion(std::move(v)); });
   pods.start();
 }
@@ -219,7 +220,8 @@ void SchedulerInformers::stop() {
     if (pdbs_)
       pdbs_->stop();
   }
-  node_metrics.stop();
+  for (auto& [key, informer] : declared_)
+    informer->stop();
   nodes.stop();
 }
 
@@ -250,8 +252,13 @@ bool SchedulerInformers::waitForSync(std::chrono::milliseconds timeout) const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
                                                                  std::chrono::steady_clock::now());
   };
-  return nodes.waitForSync(left()) && node_metrics.waitForSync(left()) && waitForPdbs(left()) &&
-         pods.waitForSync(left());
+  if (!nodes.waitForSync(left()))
+    return false;
+  for (const auto& [key, informer] : declared_) {
+    if (!informer->waitForSync(left()))
+      return false;
+  }
+  return waitForPdbs(left()) && pods.waitForSync(left());
 }
 
 }  // namespace koord::roles::scheduler

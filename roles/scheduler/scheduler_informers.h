@@ -1,9 +1,11 @@
-// The scheduler's informers (pods not yet finished, nodes, NodeMetrics, PodDisruptionBudgets)
-// and the handlers that feed their events to the cache and the queue (upstream eventhandlers.go).
+// The scheduler's informers (pods not yet finished, nodes, PodDisruptionBudgets and each kind a
+// plugin declared) and the handlers that feed their events to the cache and the queue
+// (upstream eventhandlers.go).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -11,15 +13,16 @@
 #include <string_view>
 #include <vector>
 
+#include "framework/declared_object.h"
 #include "framework/framework_handle.h"
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
-#include "koord/apis/node_metric.h"
 #include "koord/kube/discovery.h"
 #include "koord/kube/informer.h"
 
 namespace koord::roles::scheduler {
 
+class PluginRegistry;
 class Scheduler;
 
 /// Projects a PodDisruptionBudget of policy/v1 or policy/v1beta1 (the fields preemption reads
@@ -27,22 +30,30 @@ class Scheduler;
 kube::Expected<DisruptionBudget> decodeDisruptionBudget(const boost::json::value& v);
 
 struct SchedulerInformers {
+  /// With an informer for each kind the in-tree plugins declare.
   SchedulerInformers(kube::RestClient& client, boost::asio::io_context& io);
+  /// With an informer for each kind `registry`'s plugins declare.
+  SchedulerInformers(kube::RestClient& client, boost::asio::io_context& io,
+                     const PluginRegistry& registry);
   /// Stops the discovery first: its answer would create the PDB informer.
   ~SchedulerInformers();
   SchedulerInformers(const SchedulerInformers&) = delete;
   SchedulerInformers& operator=(const SchedulerInformers&) = delete;
 
   /// Routes every event to `scheduler`: bound pods to the cache, pending pods of its profiles
-  /// to the queue (a pod moving from one to the other leaves the first), nodes and NodeMetrics
-  /// to the cache. Before start().
+  /// to the queue (a pod moving from one to the other leaves the first), nodes and node-kept
+  /// declared kinds (NodeMetric) to the cache. Before start().
   void connect(Scheduler& scheduler);
   /// Starts the informers. The PodDisruptionBudget one starts once discovery has said which
   /// version the API server serves: policy/v1 where it does (1.21+), else policy/v1beta1 (up to
   /// 1.24); with neither, preemption runs without budgets and that counts as synced.
   void start();
   void stop();
+  /// Every informer, declared kinds included.
   bool waitForSync(std::chrono::milliseconds timeout) const;
+
+  /// The source of a declared kind (ClusterView::objectSource); null for an undeclared key.
+  const AnyObjectSource* objectSource(std::string_view key) const;
 
   /// The namespace's budgets; none while discovery has not answered or no PDB API is served.
   std::vector<std::shared_ptr<const DisruptionBudget>> disruptionBudgets(
@@ -52,7 +63,6 @@ struct SchedulerInformers {
   /// informer does: their resources are free and a finished pod's phase change is a delete.
   kube::Informer<PodInfo> pods;
   kube::Informer<Node> nodes;
-  kube::Informer<apis::NodeMetric> node_metrics;
 
  private:
   enum class PdbApi { kUnknown, kServed, kNotServed };
@@ -66,6 +76,8 @@ struct SchedulerInformers {
   bool stopped_ = false;                                    // under pdb_mu_
   std::unique_ptr<kube::Informer<DisruptionBudget>> pdbs_;  // under pdb_mu_, set once
   std::atomic<PdbApi> pdb_api_{PdbApi::kUnknown};
+  /// The plugins' declared kinds by key.
+  std::map<std::string, std::unique_ptr<ObjectInformer>, std::less<>> declared_;
 };
 
 }  // namespace koord::roles::scheduler

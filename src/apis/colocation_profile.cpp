@@ -18,24 +18,11 @@ using namespace koord::kube::jsonfields;
 
 namespace json = boost::json;
 
-// Go's int32 fields refuse fractions and out-of-range values; so does this.
-kube::Expected<std::int32_t> getInt32(const json::value& v, std::string_view path) {
-  constexpr std::int64_t kMin = std::numeric_limits<std::int32_t>::min();
-  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
-  if (v.is_int64() && v.get_int64() >= kMin && v.get_int64() <= kMax)
-    return static_cast<std::int32_t>(v.get_int64());
-  if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(kMax))
-    return static_cast<std::int32_t>(v.get_uint64());
-  if (v.is_int64() || v.is_uint64())
-    return kube::makeKubeError(fmt::format("{}: {} overflows int32", path, json::serialize(v)));
-  return typeError(path, "integer", v);
-}
-
 // intstr.GetScaledValueFromIntOrPercent(p, 100, false): an integer as is, a string only as
 // "<int>%" (Go's Atoi accepts a sign).
 kube::Expected<std::int32_t> decodeProbability(const json::value& v, std::string_view path) {
   if (!v.is_string())
-    return getInt32(v, path);
+    return int32Value(v, path);
   std::string_view s = v.get_string();
   if (s.empty() || s.back() != '%') {
     return kube::makeKubeError(fmt::format(
@@ -113,7 +100,7 @@ kube::Expected<void> decodeSpec(const json::object& spec, ClusterColocationProfi
   out.priority_class_name = std::move(*priority_class);
 
   if (const json::value* p = field(spec, "koordinatorPriority")) {
-    auto priority = getInt32(*p, "spec.koordinatorPriority");
+    auto priority = int32Value(*p, "spec.koordinatorPriority");
     if (!priority)
       return priority.error();
     out.koordinator_priority = *priority;

@@ -1,5 +1,6 @@
 #include "koord/apis/node_metric.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/object_meta.h"
 
 #include <boost/json.hpp>
 
@@ -238,15 +239,12 @@ kube::Expected<NodeMetric> decodeNodeMetric(const boost::json::value& v) {
   const json::object& root = v.get_object();
   NodeMetric out;
 
-  auto metadata = objectField(root, "metadata", "");
-  if (!metadata)
-    return metadata.error();
-  if (*metadata != nullptr) {
-    auto name = stringField(**metadata, "name", "metadata");
-    if (!name)
-      return name.error();
-    out.name = std::move(*name);
+  kube::ObjectMeta meta;
+  if (auto ok = kube::decodeObjectMeta(root, {.members = kube::ObjectMetaFields::kName}, meta);
+      !ok) {
+    return ok.error();
   }
+  out.name = std::move(meta.name);
 
   auto spec = objectField(root, "spec", "");
   if (!spec)

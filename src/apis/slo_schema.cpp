@@ -292,19 +292,12 @@ const Field* findField(const Schema& schema, std::string_view key) {
 
 // Go's encoding/json refuses 1.0 and 1e3 for an integer field, and so does this.
 kube::Expected<std::int64_t> integerOf(const json::value& v, std::string_view path, bool int32) {
-  std::int64_t n = 0;
-  if (v.is_int64()) {
-    n = v.get_int64();
-  } else if (v.is_uint64()) {
-    return kube::makeKubeError(fmt::format("{}: {} overflows int64", path, v.get_uint64()));
-  } else {
-    return typeError(path, "integer", v);
-  }
-  if (int32 && (n < std::numeric_limits<std::int32_t>::min() ||
-                n > std::numeric_limits<std::int32_t>::max())) {
-    return kube::makeKubeError(fmt::format("{}: {} overflows int32", path, n));
-  }
-  return n;
+  if (!int32)
+    return kube::jsonfields::intValue(v, path);
+  auto n = kube::jsonfields::int32Value(v, path);
+  if (!n)
+    return n.error();
+  return std::int64_t{*n};
 }
 
 template <typename T>

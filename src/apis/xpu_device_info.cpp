@@ -56,16 +56,6 @@ json::object deviceJson(const XpuDeviceInfo& d) {
   return o;
 }
 
-kube::Expected<bool> boolField(const json::object& o, std::string_view name,
-                               std::string_view path) {
-  const json::value* v = jf::field(o, name);
-  if (v == nullptr)
-    return false;
-  if (!v->is_bool())
-    return jf::typeError(jf::childPath(path, name), "boolean", *v);
-  return v->get_bool();
-}
-
 // Reads the string members named in `fields` into the matching targets; stops at the first error.
 kube::Expected<void> readStrings(
     const json::object& o, std::string_view path,
@@ -89,7 +79,7 @@ kube::Expected<XpuDeviceTopology> parseTopology(const json::object& o, const std
       !r) {
     return r.error();
   }
-  auto honor = boolField(o, "mustHonorPartition", path);
+  auto honor = jf::boolField(o, "mustHonorPartition", path);
   if (!honor)
     return honor.error();
   t.must_honor_partition = *honor;
@@ -149,7 +139,7 @@ kube::Expected<XpuDeviceInfo> parseDevice(const json::object& o, const std::stri
   if (*status != nullptr) {
     std::string status_path = jf::childPath(path, "status");
     XpuDeviceStatus s;
-    auto healthy = boolField(**status, "healthy", status_path);
+    auto healthy = jf::boolField(**status, "healthy", status_path);
     if (!healthy)
       return healthy.error();
     s.healthy = *healthy;

@@ -87,8 +87,7 @@ QuotaWriteCounts writeQuotasLeveled(
   return counts;
 }
 
-kube::Expected<void> CfsQuotaTree::apply(std::int64_t quota,
-                                         std::vector<QuotaWriteError>* child_errors) {
+Expected<void> CfsQuotaTree::apply(std::int64_t quota, std::vector<QuotaWriteError>* child_errors) {
   const std::int64_t tier_period = periodOf(cgroups_, tier_);
   std::vector<std::string> children;
   if (auto pods = cgroups_.listChildren(tier_, Resource::kCpuCfsQuota)) {
@@ -121,7 +120,7 @@ kube::Expected<void> CfsQuotaTree::apply(std::int64_t quota,
     else
       lowered_[child] = Lowered{wanted, target};
   }
-  kube::Expected<void> tier_result;
+  Expected<void> tier_result;
   for (auto& e : writeQuotasLeveled(cgroups_, writes).errors) {
     if (e.dir == tier_)
       tier_result = std::move(e.error);

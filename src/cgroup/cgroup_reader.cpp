@@ -16,8 +16,8 @@ namespace {
 
 // "key value" lines (memory.stat, cpu.stat) into the keys asked for; a line that does not parse
 // is an error naming it, so a garbled file never reads as zero usage.
-kube::Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues(
-    std::string_view content, std::string_view what) {
+Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues(std::string_view content,
+                                                                           std::string_view what) {
   std::map<std::string, std::uint64_t, std::less<>> out;
   while (!content.empty()) {
     auto nl = content.find('\n');
@@ -30,7 +30,7 @@ kube::Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues
                      ? std::optional<std::uint64_t>()
                      : text::parseNumber<std::uint64_t>(line.substr(space + 1));
     if (!value) {
-      return kube::makeKubeError(
+      return invalidArgument(
           fmt::format("{}: line {:?} is not \"key value\"", what, std::string(line)));
     }
     out.emplace(std::string(line.substr(0, space)), *value);
@@ -40,40 +40,38 @@ kube::Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues
 
 }  // namespace
 
-kube::Expected<std::int64_t> readInt64(const ResourceExecutor& e, std::string_view dir,
-                                       Resource r) {
+Expected<std::int64_t> readInt64(const ResourceExecutor& e, std::string_view dir, Resource r) {
   auto text = e.read(dir, r);
   if (!text)
     return text.error();
   auto v = text::parseNumber<std::int64_t>(*text);
   if (!v) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("{}: {:?} is not an integer", e.pathOf(dir, r).string(), *text));
   }
   return *v;
 }
 
-kube::Expected<std::vector<int>> readCpuSet(const ResourceExecutor& e, std::string_view dir) {
+Expected<std::vector<int>> readCpuSet(const ResourceExecutor& e, std::string_view dir) {
   auto text = e.read(dir, Resource::kCpusetCpus);
   if (!text)
     return text.error();
   return parseCpuList(*text);
 }
 
-kube::Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::string_view dir) {
+Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::string_view dir) {
   auto text = e.read(dir, Resource::kCpuAcctUsage);
   if (!text)
     return text.error();
   auto v = text::parseNumber<std::uint64_t>(*text);
   if (!v) {
-    return kube::makeKubeError(fmt::format("{}: {:?} is not a counter",
-                                           e.pathOf(dir, Resource::kCpuAcctUsage).string(), *text));
+    return invalidArgument(fmt::format("{}: {:?} is not a counter",
+                                       e.pathOf(dir, Resource::kCpuAcctUsage).string(), *text));
   }
   return *v;
 }
 
-kube::Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e,
-                                                   std::string_view dir) {
+Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e, std::string_view dir) {
   auto text = e.read(dir, Resource::kMemoryStat);
   if (!text)
     return text.error();
@@ -87,7 +85,7 @@ kube::Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e,
     std::string name = v1 ? fmt::format("total_{}", key) : std::string(key);
     auto it = kv->find(name);
     if (it == kv->end()) {
-      return kube::makeKubeError(
+      return invalidArgument(
           fmt::format("{}: no {}", e.pathOf(dir, Resource::kMemoryStat).string(), name));
     }
     sum += it->second;
@@ -95,7 +93,7 @@ kube::Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e,
   return sum;
 }
 
-kube::Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string_view dir) {
+Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string_view dir) {
   auto text = e.read(dir, Resource::kCpuStat);
   if (!text)
     return text.error();

@@ -76,15 +76,15 @@ bool resourceWritable(Resource r) {
   return entryOf(r).writable;
 }
 
-kube::Expected<std::string> validateValue(Resource r, std::string_view raw) {
+Expected<std::string> validateValue(Resource r, std::string_view raw) {
   const auto value = trim(raw);
   auto bad = [&](std::string_view why) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("{} value {:?}: {}", resourceName(r), std::string(raw), why));
   };
   if (!resourceWritable(r))
     return bad("not writable");
-  auto inRange = [&](std::int64_t lo, std::int64_t hi) -> kube::Expected<std::string> {
+  auto inRange = [&](std::int64_t lo, std::int64_t hi) -> Expected<std::string> {
     auto v = parseInt(value);
     if (!v)
       return bad("not an integer");

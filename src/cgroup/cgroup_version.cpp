@@ -21,10 +21,10 @@ std::string_view cgroupDriverName(CgroupDriver d) {
   return d == CgroupDriver::kSystemd ? "systemd" : "cgroupfs";
 }
 
-kube::Expected<CgroupVersion> detectCgroupVersion(const fs::path& root) {
+Expected<CgroupVersion> detectCgroupVersion(const fs::path& root) {
   struct statfs st {};
   if (::statfs(root.c_str(), &st) != 0) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("cgroup root {}: statfs: {}", root.string(), std::strerror(errno)));
   }
   if (static_cast<unsigned long>(st.f_type) == CGROUP2_SUPER_MAGIC)
@@ -37,25 +37,25 @@ kube::Expected<CgroupVersion> detectCgroupVersion(const fs::path& root) {
   return fs::exists(root / "cgroup.controllers", ec) ? CgroupVersion::kV2 : CgroupVersion::kV1;
 }
 
-kube::Expected<CgroupDriver> detectCgroupDriver(const fs::path& root, CgroupVersion version) {
+Expected<CgroupDriver> detectCgroupDriver(const fs::path& root, CgroupVersion version) {
   const fs::path base = version == CgroupVersion::kV1 ? root / "cpu" : root;
   std::error_code ec;
   if (fs::is_directory(base / "kubepods.slice", ec))
     return CgroupDriver::kSystemd;
   if (fs::is_directory(base / "kubepods", ec))
     return CgroupDriver::kCgroupfs;
-  return kube::makeKubeError(fmt::format(
+  return invalidArgument(fmt::format(
       "cgroup driver: neither {0}/kubepods.slice nor {0}/kubepods exists (is the kubelet "
       "running? set -cgroup-driver)",
       base.string()));
 }
 
-kube::Expected<CgroupDriver> parseCgroupDriver(std::string_view name) {
+Expected<CgroupDriver> parseCgroupDriver(std::string_view name) {
   if (name == "cgroupfs")
     return CgroupDriver::kCgroupfs;
   if (name == "systemd")
     return CgroupDriver::kSystemd;
-  return kube::makeKubeError(fmt::format("cgroup driver {:?}: must be cgroupfs or systemd", name));
+  return invalidArgument(fmt::format("cgroup driver {:?}: must be cgroupfs or systemd", name));
 }
 
 }  // namespace koord::cgroup

@@ -38,13 +38,13 @@ std::string quoted(std::string_view s) {
 
 }  // namespace
 
-kube::Expected<std::vector<int>> parseCpuList(std::string_view text) {
+Expected<std::vector<int>> parseCpuList(std::string_view text) {
   std::vector<int> cpus;
   const std::string_view body = trim(text);
   if (body.empty())
     return cpus;
   if (body.size() > kMaxCpuListBytes)
-    return kube::makeKubeError(fmt::format(
+    return invalidArgument(fmt::format(
         "cpu list {}: longer than {} bytes, more than naming every possible CPU once takes",
         quoted(body), kMaxCpuListBytes));
   // Ranges are merged before they are expanded, so ranges that overlap cost nothing extra: the
@@ -64,11 +64,10 @@ kube::Expected<std::vector<int>> parseCpuList(std::string_view text) {
       hi = parseCpuId(item.substr(dash + 1));
     }
     if (!lo || !hi)
-      return kube::makeKubeError(
-          fmt::format("cpu list {}: bad item {} (want N or N-M, 0 <= N <= {})", quoted(body),
-                      quoted(item), kMaxCpuId));
+      return invalidArgument(fmt::format("cpu list {}: bad item {} (want N or N-M, 0 <= N <= {})",
+                                         quoted(body), quoted(item), kMaxCpuId));
     if (*lo > *hi)
-      return kube::makeKubeError(
+      return invalidArgument(
           fmt::format("cpu list {}: reversed range {}", quoted(body), quoted(item)));
     ranges.emplace_back(*lo, *hi);
     if (comma == std::string_view::npos)

@@ -25,56 +25,56 @@ std::optional<int> parseInt(std::string_view s) {
 // sysfs attributes are a line or two; anything longer is not the file we mean.
 constexpr std::size_t kMaxSysfsFileBytes = 64 * 1024;
 
-kube::Expected<std::string> readSmallFile(const fs::path& path) {
+Expected<std::string> readSmallFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return kube::makeKubeError(fmt::format("{}: cannot open", path.string()));
+    return invalidArgument(fmt::format("{}: cannot open", path.string()));
   std::string text;
   text.resize(kMaxSysfsFileBytes + 1);
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad())
-    return kube::makeKubeError(fmt::format("{}: read failed", path.string()));
+    return invalidArgument(fmt::format("{}: read failed", path.string()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > kMaxSysfsFileBytes)
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("{}: larger than {} bytes", path.string(), kMaxSysfsFileBytes));
   return text;
 }
 
-kube::Expected<int> readIntFile(const fs::path& path, int min_value) {
+Expected<int> readIntFile(const fs::path& path, int min_value) {
   auto text = readSmallFile(path);
   if (!text)
     return text.error();
   const std::string_view body = trim(*text);
   if (body.empty())
-    return kube::makeKubeError(fmt::format("{}: empty", path.string()));
+    return invalidArgument(fmt::format("{}: empty", path.string()));
   auto v = parseInt(body);
   if (!v || *v < min_value)
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("{}: expected an integer >= {}, got {:?}", path.string(), min_value, body));
   return *v;
 }
 
-kube::Expected<std::vector<int>> readCpuListFile(const fs::path& path) {
+Expected<std::vector<int>> readCpuListFile(const fs::path& path) {
   auto text = readSmallFile(path);
   if (!text)
     return text.error();
   auto cpus = parseCpuList(*text);
   if (!cpus)
-    return kube::makeKubeError(fmt::format("{}: {}", path.string(), cpus.error().message));
+    return invalidArgument(fmt::format("{}: {}", path.string(), cpus.error().message));
   return cpus;
 }
 
 /// NUMA node id -> its directory, for each devices/system/node/node<N>; empty when the kernel has
 /// no NUMA support (no such directory).
-kube::Expected<std::map<int, fs::path>> listNumaNodes(const fs::path& node_root) {
+Expected<std::map<int, fs::path>> listNumaNodes(const fs::path& node_root) {
   std::map<int, fs::path> nodes;
   std::error_code ec;
   if (!fs::is_directory(node_root, ec))
     return nodes;
   fs::directory_iterator it(node_root, ec);
   if (ec)
-    return kube::makeKubeError(fmt::format("{}: {}", node_root.string(), ec.message()));
+    return invalidArgument(fmt::format("{}: {}", node_root.string(), ec.message()));
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() <= 4 || name.compare(0, 4, "node") != 0)
@@ -87,7 +87,7 @@ kube::Expected<std::map<int, fs::path>> listNumaNodes(const fs::path& node_root)
       nodes.emplace(*id, it->path());
   }
   if (ec)
-    return kube::makeKubeError(fmt::format("{}: {}", node_root.string(), ec.message()));
+    return invalidArgument(fmt::format("{}: {}", node_root.string(), ec.message()));
   return nodes;
 }
 
@@ -99,13 +99,13 @@ const CpuInfo* CpuTopology::find(int cpu_id) const {
   return it != cpus.end() && it->cpu_id == cpu_id ? &*it : nullptr;
 }
 
-kube::Expected<CpuTopology> readCpuTopology(const fs::path& sys_root) {
+Expected<CpuTopology> readCpuTopology(const fs::path& sys_root) {
   const fs::path cpu_root = sys_root / "devices/system/cpu";
   auto online = readCpuListFile(cpu_root / "online");
   if (!online)
     return online.error();
   if (online->empty())
-    return kube::makeKubeError(fmt::format("{}: no online CPU", (cpu_root / "online").string()));
+    return invalidArgument(fmt::format("{}: no online CPU", (cpu_root / "online").string()));
 
   CpuTopology topo;
   topo.cpus.reserve(online->size());
@@ -131,8 +131,8 @@ kube::Expected<CpuTopology> readCpuTopology(const fs::path& sys_root) {
       return cpus.error();
     for (int cpu : *cpus) {
       if (!node_of_cpu.emplace(cpu, node_id).second)
-        return kube::makeKubeError(fmt::format("{}: cpu {} is already on node {}",
-                                               (dir / "cpulist").string(), cpu, node_of_cpu[cpu]));
+        return invalidArgument(fmt::format("{}: cpu {} is already on node {}",
+                                           (dir / "cpulist").string(), cpu, node_of_cpu[cpu]));
     }
   }
   for (CpuInfo& c : topo.cpus) {

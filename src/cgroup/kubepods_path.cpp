@@ -28,20 +28,20 @@ bool validContainerId(std::string_view id) {
   return id.size() == 64 && std::all_of(id.begin(), id.end(), isLowerHex);
 }
 
-kube::Expected<ContainerRef> parseContainerStatusId(std::string_view container_id) {
+Expected<ContainerRef> parseContainerStatusId(std::string_view container_id) {
   auto sep = container_id.find("://");
   if (sep == std::string_view::npos || sep == 0) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("container ID {:?}: not <runtime>://<id>", std::string(container_id)));
   }
   ContainerRef ref{std::string(container_id.substr(0, sep)),
                    std::string(container_id.substr(sep + 3))};
   if (ref.runtime != "containerd" && ref.runtime != "docker" && ref.runtime != "cri-o") {
-    return kube::makeKubeError(fmt::format("container ID {:?}: unknown runtime {:?}",
-                                           std::string(container_id), ref.runtime));
+    return invalidArgument(fmt::format("container ID {:?}: unknown runtime {:?}",
+                                       std::string(container_id), ref.runtime));
   }
   if (!validContainerId(ref.id)) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("container ID {:?}: not 64 lowercase hex digits", std::string(container_id)));
   }
   return ref;
@@ -59,9 +59,9 @@ std::string qosTierDir(CgroupDriver d, QoSTier tier) {
   return fmt::format("kubepods/{}", tierName(tier));
 }
 
-kube::Expected<std::string> podDir(CgroupDriver d, QoSTier tier, std::string_view uid) {
+Expected<std::string> podDir(CgroupDriver d, QoSTier tier, std::string_view uid) {
   if (!validPodUid(uid)) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("pod UID {:?}: not 32-36 lowercase hex digits and dashes", std::string(uid)));
   }
   if (d == CgroupDriver::kCgroupfs)
@@ -74,14 +74,14 @@ kube::Expected<std::string> podDir(CgroupDriver d, QoSTier tier, std::string_vie
   return fmt::format("{}/kubepods-{}-pod{}.slice", qosTierDir(d, tier), tierName(tier), escaped);
 }
 
-kube::Expected<std::string> containerDir(CgroupDriver d, std::string_view pod_dir,
-                                         std::string_view runtime, std::string_view id) {
+Expected<std::string> containerDir(CgroupDriver d, std::string_view pod_dir,
+                                   std::string_view runtime, std::string_view id) {
   if (!validRelativeDir(pod_dir)) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("pod cgroup {:?}: not a relative cgroup directory", std::string(pod_dir)));
   }
   if (!validContainerId(id)) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("container ID {:?}: not 64 lowercase hex digits", std::string(id)));
   }
   if (d == CgroupDriver::kCgroupfs)
@@ -94,12 +94,11 @@ kube::Expected<std::string> containerDir(CgroupDriver d, std::string_view pod_di
   else if (runtime == "cri-o")
     prefix = "crio";
   else
-    return kube::makeKubeError(
-        fmt::format("container runtime {:?}: unknown", std::string(runtime)));
+    return invalidArgument(fmt::format("container runtime {:?}: unknown", std::string(runtime)));
   return fmt::format("{}/{}-{}.scope", pod_dir, prefix, id);
 }
 
-kube::Expected<std::string> cgroupParentDir(CgroupDriver d, std::string_view parent) {
+Expected<std::string> cgroupParentDir(CgroupDriver d, std::string_view parent) {
   std::string dir;
   std::string_view rest = parent;
   while (!rest.empty() && rest.front() == '/')
@@ -118,8 +117,8 @@ kube::Expected<std::string> cgroupParentDir(CgroupDriver d, std::string_view par
     dir = std::string(rest);
   }
   if (!validRelativeDir(dir)) {
-    return kube::makeKubeError(fmt::format("cgroup parent {:?}: not a cgroup directory",
-                                           std::string(parent.substr(0, 256))));
+    return invalidArgument(fmt::format("cgroup parent {:?}: not a cgroup directory",
+                                       std::string(parent.substr(0, 256))));
   }
   return dir;
 }

@@ -17,10 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-kube::Expected<std::string> slurp(const fs::path& path) {
+Expected<std::string> slurp(const fs::path& path) {
   std::ifstream in(path);
   if (!in)
-    return kube::makeKubeError(fmt::format("read {}: cannot open", path.string()));
+    return invalidArgument(fmt::format("read {}: cannot open", path.string()));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -50,7 +50,7 @@ std::vector<std::string_view> fields(std::string_view line) {
 
 }  // namespace
 
-kube::Expected<ProcStat> readProcStat(const fs::path& proc_root) {
+Expected<ProcStat> readProcStat(const fs::path& proc_root) {
   const auto path = proc_root / "stat";
   auto text = slurp(path);
   if (!text)
@@ -67,7 +67,7 @@ kube::Expected<ProcStat> readProcStat(const fs::path& proc_root) {
     auto f = fields(line);
     // Kernels since 2.6.11 print at least user..steal (8 counters).
     if (f.size() < 9) {
-      return kube::makeKubeError(
+      return invalidArgument(
           fmt::format("{}: line {:?}: too few fields", path.string(), std::string(line)));
     }
     CpuTicks t;
@@ -75,9 +75,8 @@ kube::Expected<ProcStat> readProcStat(const fs::path& proc_root) {
                               &t.iowait, &t.irq,  &t.softirq, &t.steal};
     for (std::size_t i = 0; i < 8; ++i) {
       if (!parseU64(f[i + 1], *slots[i])) {
-        return kube::makeKubeError(fmt::format("{}: line {:?}: {:?} is not a counter",
-                                               path.string(), std::string(line),
-                                               std::string(f[i + 1])));
+        return invalidArgument(fmt::format("{}: line {:?}: {:?} is not a counter", path.string(),
+                                           std::string(line), std::string(f[i + 1])));
       }
     }
     if (f[0] == "cpu") {
@@ -88,11 +87,11 @@ kube::Expected<ProcStat> readProcStat(const fs::path& proc_root) {
     }
   }
   if (!have_total)
-    return kube::makeKubeError(fmt::format("{}: no cpu line", path.string()));
+    return invalidArgument(fmt::format("{}: no cpu line", path.string()));
   return out;
 }
 
-kube::Expected<MemInfo> readMemInfo(const fs::path& proc_root) {
+Expected<MemInfo> readMemInfo(const fs::path& proc_root) {
   const auto path = proc_root / "meminfo";
   auto text = slurp(path);
   if (!text)
@@ -128,13 +127,13 @@ kube::Expected<MemInfo> readMemInfo(const fs::path& proc_root) {
       continue;
     std::uint64_t kb = 0;
     if (!parseU64(f[1], kb) || (f.size() > 2 && f[2] != "kB")) {
-      return kube::makeKubeError(
+      return invalidArgument(
           fmt::format("{}: line {:?}: not \"<n> kB\"", path.string(), std::string(line)));
     }
     *slot = kb * 1024;
   }
   if (!have_total || !have_available)
-    return kube::makeKubeError(fmt::format("{}: no MemTotal or MemAvailable", path.string()));
+    return invalidArgument(fmt::format("{}: no MemTotal or MemAvailable", path.string()));
   return m;
 }
 

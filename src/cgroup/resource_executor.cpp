@@ -90,11 +90,11 @@ std::string errnoText(int e) {
 ResourceExecutor::ResourceExecutor(CgroupRoot root, const Clock& clock)
     : root_(std::move(root)), failures_(std::make_shared<WriteFailures>(clock)) {}
 
-bool isKernelRefusal(const kube::Error& e) {
+bool isKernelRefusal(const Error& e) {
   return e.code.category() == boost::system::system_category();
 }
 
-bool isRefusedWrite(const kube::Error& e) {
+bool isRefusedWrite(const Error& e) {
   return isKernelRefusal(e) || e.code == rangeRefusal();
 }
 
@@ -111,10 +111,10 @@ namespace {
 // Opens root/<subsystem>/<dir> one component at a time. The root and the subsystem are the
 // operator's (often symlinks: cpu -> cpu,cpuacct); every component of `dir` is opened with
 // O_NOFOLLOW, so a symlink planted inside the tree ends the walk instead of leaving it.
-kube::Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view subsystem,
-                                       std::string_view dir) {
+Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view subsystem,
+                                 std::string_view dir) {
   if (!validRelativeDir(dir)) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("cgroup directory {:?}: not a relative cgroup path", std::string(dir)));
   }
   fs::path base = root;
@@ -122,7 +122,7 @@ kube::Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view su
     base /= subsystem;
   UniqueFd fd(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0)
-    return kube::makeKubeError(fmt::format("open {}: {}", base.string(), errnoText(errno)));
+    return invalidArgument(fmt::format("open {}: {}", base.string(), errnoText(errno)));
   std::size_t start = 0;
   while (start <= dir.size()) {
     auto slash = dir.find('/', start);
@@ -133,7 +133,7 @@ kube::Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view su
       struct stat st {};
       bool link =
           ::fstatat(fd.get(), part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-      return kube::makeKubeError(
+      return invalidArgument(
           fmt::format("open {}: {}", (base / dir).string(),
                       link ? "a symlink in the cgroup path, not followed" : errnoText(e)));
     }
@@ -147,21 +147,21 @@ kube::Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view su
 
 }  // namespace
 
-kube::Expected<std::vector<std::string>> ResourceExecutor::listChildren(std::string_view dir,
-                                                                        Resource r) const {
+Expected<std::vector<std::string>> ResourceExecutor::listChildren(std::string_view dir,
+                                                                  Resource r) const {
   auto file = resourceFile(r, root_.version);
   auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
   if (!dfd)
     return dfd.error();
   int fd = ::openat(dfd->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("list {}: {}", (root_.root / file.subsystem / dir).string(), errnoText(errno)));
   }
   DIR* d = ::fdopendir(fd);
   if (d == nullptr) {
     ::close(fd);
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("list {}: {}", (root_.root / file.subsystem / dir).string(), errnoText(errno)));
   }
   std::vector<std::string> out;
@@ -190,8 +190,8 @@ bool ResourceExecutor::exists(std::string_view dir, Resource r) const {
   return openCgroupDir(root_.root, resourceFile(r, root_.version).subsystem, dir).has_value();
 }
 
-kube::Expected<std::string> ResourceExecutor::readRaw(std::string_view dir,
-                                                      const ResourceFile& file) const {
+Expected<std::string> ResourceExecutor::readRaw(std::string_view dir,
+                                                const ResourceFile& file) const {
   auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
   if (!dfd)
     return dfd.error();
@@ -199,7 +199,7 @@ kube::Expected<std::string> ResourceExecutor::readRaw(std::string_view dir,
   UniqueFd fd(::openat(dfd->get(), fname.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   fs::path shown = root_.root / file.subsystem / dir / file.file;
   if (fd.get() < 0)
-    return kube::makeKubeError(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
+    return invalidArgument(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
   std::string out;
   char buf[4096];
   while (true) {
@@ -207,19 +207,19 @@ kube::Expected<std::string> ResourceExecutor::readRaw(std::string_view dir,
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return kube::makeKubeError(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
+      return invalidArgument(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
     }
     if (n == 0)
       break;
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > (1u << 20))
-      return kube::makeKubeError(fmt::format("read {}: larger than 1 MiB", shown.string()));
+      return invalidArgument(fmt::format("read {}: larger than 1 MiB", shown.string()));
   }
   return out;
 }
 
-kube::Expected<void> ResourceExecutor::writeRaw(std::string_view dir, const ResourceFile& file,
-                                                std::string_view value) const {
+Expected<void> ResourceExecutor::writeRaw(std::string_view dir, const ResourceFile& file,
+                                          std::string_view value) const {
   auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
   if (!dfd)
     return dfd.error();
@@ -228,7 +228,7 @@ kube::Expected<void> ResourceExecutor::writeRaw(std::string_view dir, const Reso
   // No O_CREAT: a cgroup file that is not there is an error, never a new regular file.
   // The errno is the error's code: write() tells the kernel's refusals from our own checks by it.
   auto refused = [&](int e) {
-    return kube::Error(
+    return Error(
         fmt::format("write {} = {:?}: {}", shown.string(), std::string(value), errnoText(e)),
         boost::system::error_code(e, boost::system::system_category()));
   };
@@ -241,7 +241,7 @@ kube::Expected<void> ResourceExecutor::writeRaw(std::string_view dir, const Reso
   return {};
 }
 
-kube::Expected<std::string> ResourceExecutor::read(std::string_view dir, Resource r) const {
+Expected<std::string> ResourceExecutor::read(std::string_view dir, Resource r) const {
   auto file = resourceFile(r, root_.version);
   auto raw = readRaw(dir, file);
   if (!raw)
@@ -259,8 +259,8 @@ kube::Expected<std::string> ResourceExecutor::read(std::string_view dir, Resourc
     case Resource::kCpuShares: {
       auto weight = parseInt(content);
       if (!weight)
-        return kube::makeKubeError(fmt::format("read {}: {:?} is not a weight",
-                                               pathOf(dir, r).string(), std::string(content)));
+        return invalidArgument(fmt::format("read {}: {:?} is not a weight", pathOf(dir, r).string(),
+                                           std::string(content)));
       return std::to_string(weightToShares(*weight));
     }
     case Resource::kCpuCfsQuota: {
@@ -286,17 +286,17 @@ kube::Expected<std::string> ResourceExecutor::read(std::string_view dir, Resourc
           break;
         rest = rest.substr(nl + 1);
       }
-      return kube::makeKubeError(fmt::format("read {}: no usage_usec", pathOf(dir, r).string()));
+      return invalidArgument(fmt::format("read {}: no usage_usec", pathOf(dir, r).string()));
     }
     default:
       return std::string(content);
   }
 }
 
-kube::Expected<WriteOutcome> ResourceExecutor::write(std::string_view dir, Resource r,
-                                                     std::string_view value) {
+Expected<WriteOutcome> ResourceExecutor::write(std::string_view dir, Resource r,
+                                               std::string_view value) {
   if (!validRelativeDir(dir)) {
-    return kube::makeKubeError(
+    return invalidArgument(
         fmt::format("cgroup directory {:?}: not a relative cgroup path", std::string(dir)));
   }
   const auto file = resourceFile(r, root_.version);
@@ -308,7 +308,7 @@ kube::Expected<WriteOutcome> ResourceExecutor::write(std::string_view dir, Resou
     if (auto admitted = failures_->admit(path, value); !admitted)
       return admitted.error();
     failures_->outOfRange(path, file.file, value, valid.error().message);
-    return kube::Error(valid.error().message, rangeRefusal());
+    return Error(valid.error().message, rangeRefusal());
   }
   // Read first: the current content both decides "unchanged" and, for v2's cpu.max, supplies
   // the half of the file this write does not change.

@@ -77,7 +77,7 @@ std::string errnoName(int err) {
   }
 }
 
-kube::Expected<void> WriteFailures::admit(const std::string& path, std::string_view value) {
+Expected<void> WriteFailures::admit(const std::string& path, std::string_view value) {
   std::lock_guard lock(mu_);
   auto it = runs_.find(path);
   if (it == runs_.end() || it->second.value != value ||
@@ -87,7 +87,7 @@ kube::Expected<void> WriteFailures::admit(const std::string& path, std::string_v
   // once does not log this one again; the code is the refusal's (the errno, or the range
   // check's), as the write's was.
   const auto& run = it->second;
-  return kube::Error(
+  return Error(
       fmt::format("write {} = {:?}: {}; retried with backoff", path, std::string(value), run.why),
       run.err == 0 ? rangeRefusal()
                    : boost::system::error_code(run.err, boost::system::system_category()));

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "koord/core/clock.h"
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -29,7 +29,7 @@ class WriteFailures {
 
   /// An error when `value` was refused for `path` and its delay has not passed yet; its code is
   /// that refusal's (the errno, or rangeRefusal()).
-  kube::Expected<void> admit(const std::string& path, std::string_view value);
+  Expected<void> admit(const std::string& path, std::string_view value);
   /// The kernel refused `value` with `err`.
   void refused(const std::string& path, std::string_view file, std::string_view value, int err);
   /// The range check refused `value` (nothing was written); `why` is its message. Counted with

@@ -14,19 +14,6 @@ using namespace koord::kube::jsonfields;
 
 namespace json = boost::json;
 
-Expected<std::int64_t> getInt(const json::value& v, std::string_view path) {
-  // Go's encoding/json refuses 1.0 or 1e3 for an integer field; so does this.
-  if (v.is_int64())
-    return v.get_int64();
-  if (v.is_uint64()) {
-    if (v.get_uint64() > static_cast<std::uint64_t>(INT64_MAX)) {
-      return makeKubeError(fmt::format("{}: {} overflows int64", path, v.get_uint64()));
-    }
-    return static_cast<std::int64_t>(v.get_uint64());
-  }
-  return typeError(path, "integer", v);
-}
-
 const json::object* asObject(const json::value& v) {
   return v.if_object();
 }
@@ -331,13 +318,10 @@ Expected<NodeAffinity> decodeNodeAffinity(const json::value& v, std::string_view
         [](const json::object& t, const std::string& ip) -> Expected<PreferredSchedulingTerm> {
           PreferredSchedulingTerm term;
           if (const json::value* w = field(t, "weight")) {
-            auto weight = getInt(*w, childPath(ip, "weight"));
+            auto weight = int32Value(*w, childPath(ip, "weight"));
             if (!weight)
               return weight.error();
-            if (*weight < INT32_MIN || *weight > INT32_MAX) {
-              return makeKubeError(fmt::format("{}.weight: {} overflows int32", ip, *weight));
-            }
-            term.weight = static_cast<std::int32_t>(*weight);
+            term.weight = *weight;
           }
           if (const json::value* preference = field(t, "preference")) {
             auto decoded = decodeTerm(*preference, childPath(ip, "preference"));
@@ -409,7 +393,7 @@ Expected<std::vector<Toleration>> decodeTolerations(const json::value& v, std::s
           return parsed.error();
         t.effect = *parsed;
         if (const json::value* secs = field(o, "tolerationSeconds")) {
-          auto s = getInt(*secs, childPath(ip, "tolerationSeconds"));
+          auto s = intValue(*secs, childPath(ip, "tolerationSeconds"));
           if (!s)
             return s.error();
           t.toleration_seconds = *s;

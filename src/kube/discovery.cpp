@@ -34,21 +34,7 @@ std::string groupVersion(std::string_view group, std::string_view version) {
   return group.empty() ? std::string(version) : fmt::format("{}/{}", group, version);
 }
 
-namespace {
-
 using namespace jsonfields;
-
-Expected<const json::array*> arrayField(const json::object& o, std::string_view name,
-                                        std::string_view path) {
-  const auto* v = field(o, name);
-  if (v == nullptr)
-    return static_cast<const json::array*>(nullptr);
-  if (!v->is_array())
-    return typeError(childPath(path, name), "array", *v);
-  return &v->get_array();
-}
-
-}  // namespace
 
 Expected<ServedGroup> parseApiGroup(const json::value& v) {
   if (!v.is_object())
@@ -59,22 +45,17 @@ Expected<ServedGroup> parseApiGroup(const json::value& v) {
   if (!name)
     return name.error();
   out.name = std::move(*name);
-  auto versions = arrayField(root, "versions", "");
+  auto versions = objectList(root, "versions", "");
   if (!versions)
     return versions.error();
-  if (*versions != nullptr) {
-    for (std::size_t i = 0; i < (*versions)->size(); ++i) {
-      const auto& item = (**versions)[i];
-      const auto path = indexPath("versions", i);
-      if (!item.is_object())
-        return typeError(path, "object", item);
-      auto version = stringField(item.get_object(), "version", path);
-      if (!version)
-        return version.error();
-      if (version->empty())
-        return makeKubeError(childPath(path, "version") + ": must not be empty");
-      out.versions.push_back(std::move(*version));
-    }
+  for (std::size_t i = 0; i < versions->size(); ++i) {
+    const auto path = indexPath("versions", i);
+    auto version = stringField(*(*versions)[i], "version", path);
+    if (!version)
+      return version.error();
+    if (version->empty())
+      return makeKubeError(childPath(path, "version") + ": must not be empty");
+    out.versions.push_back(std::move(*version));
   }
   auto preferred = objectField(root, "preferredVersion", "");
   if (!preferred)
@@ -97,17 +78,12 @@ Expected<ServedResources> parseApiResourceList(const json::value& v) {
   if (!gv)
     return gv.error();
   out.group_version = std::move(*gv);
-  auto resources = arrayField(root, "resources", "");
+  auto resources = objectList(root, "resources", "");
   if (!resources)
     return resources.error();
-  if (*resources == nullptr)
-    return out;
-  for (std::size_t i = 0; i < (*resources)->size(); ++i) {
-    const auto& item = (**resources)[i];
+  for (std::size_t i = 0; i < resources->size(); ++i) {
     const auto path = indexPath("resources", i);
-    if (!item.is_object())
-      return typeError(path, "object", item);
-    const auto& o = item.get_object();
+    const auto& o = *(*resources)[i];
     ServedResource r;
     for (auto [key, dest] : {std::pair{"name", &r.name}, std::pair{"kind", &r.kind},
                              std::pair{"group", &r.group}, std::pair{"version", &r.version}}) {
@@ -118,11 +94,10 @@ Expected<ServedResources> parseApiResourceList(const json::value& v) {
     }
     if (r.name.empty())
       return makeKubeError(childPath(path, "name") + ": must not be empty");
-    if (const auto* ns = field(o, "namespaced")) {
-      if (!ns->is_bool())
-        return typeError(childPath(path, "namespaced"), "boolean", *ns);
-      r.namespaced = ns->get_bool();
-    }
+    auto namespaced = boolField(o, "namespaced", path);
+    if (!namespaced)
+      return namespaced.error();
+    r.namespaced = *namespaced;
     out.resources.push_back(std::move(r));
   }
   return out;

@@ -26,7 +26,7 @@ const json::string* stringField(const json::object& o, std::string_view name) {
 
 }  // namespace
 
-Expected<ObjectMeta> readObjectMeta(const json::value& object) {
+Expected<ObjectIdentity> readObjectIdentity(const json::value& object) {
   const auto* o = object.if_object();
   const json::value* md = o != nullptr ? o->if_contains("metadata") : nullptr;
   if (md == nullptr || !md->is_object())
@@ -35,7 +35,7 @@ Expected<ObjectMeta> readObjectMeta(const json::value& object) {
   const auto* name = stringField(m, "name");
   if (name == nullptr || name->empty())
     return makeKubeError("object has no metadata.name");
-  ObjectMeta meta;
+  ObjectIdentity meta;
   const auto* ns = stringField(m, "namespace");
   if (ns != nullptr && !ns->empty()) {
     meta.key.reserve(ns->size() + 1 + name->size());
@@ -117,7 +117,7 @@ struct ReflectorState : std::enable_shared_from_this<ReflectorState> {
       target.beginReplace();
       replacing = true;
     }
-    auto meta = readObjectMeta(item);
+    auto meta = readObjectIdentity(item);
     if (!meta) {
       if (skipped++ == 0)
         KOORD_LOG_WARNING("list {}: skipping an object: {}", key, meta.error().message);
@@ -221,7 +221,7 @@ struct ReflectorState : std::enable_shared_from_this<ReflectorState> {
     std::lock_guard dispatch(dispatch_mu);
     if (!current(gen))
       return;
-    auto meta = readObjectMeta(ev.object);
+    auto meta = readObjectIdentity(ev.object);
     if (!meta) {
       KOORD_LOG_WARNING("watch {}: {} event skipped: {}", key, toString(ev.type),
                         meta.error().message);

@@ -33,16 +33,13 @@ using koord::testing::KubeApi;
 using koord::testing::named;
 using koord::testing::nodeOf;
 using koord::testing::ok;
+using koord::testing::PodNamespace;
 using koord::testing::str;
-using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
 using koord::testing::uniqueName;
+using namespace koord::testing::resources;
 
 namespace {
-
-const ResourceRef kPods{"", "v1", "pods", "", "", ""};
-const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
-const ResourceRef kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", "", "", ""};
 
 // Blocks for an async discovery's answer.
 template <typename T, typename Start>
@@ -94,18 +91,6 @@ bool deleting(koord::kube::RestClient& api, const std::string& ns, const std::st
   return !p || p->at("metadata").as_object().contains("deletionTimestamp");
 }
 
-// Pods are refused until the token controller has given the namespace's default service account
-// its token.
-void waitForServiceAccount(KubeApi& api, const std::string& ns) {
-  REQUIRE(eventually(60s, [&] {
-    auto sa = api->getSync({"", "v1", "serviceaccounts", ns, "default", ""});
-    if (!sa)
-      return false;
-    const auto* secrets = sa->as_object().if_contains("secrets");
-    return secrets != nullptr && secrets->is_array() && !secrets->as_array().empty();
-  }));
-}
-
 // Nodes, priority classes and pods this test made, removed however it ends.
 struct Cleanup {
   KubeApi& api;
@@ -113,13 +98,7 @@ struct Cleanup {
   std::string pods_namespace;
   ~Cleanup() {
     if (!pods_namespace.empty()) {
-      // No kubelet would ever confirm the deletion of pods on API-only nodes.
-      koord::kube::DeleteOptions now;
-      now.grace_period_seconds = 0;
-      if (auto list = api->listSync(named(kPods, "", pods_namespace))) {
-        for (const auto& p : list->at("items").as_array())
-          (void)api->removeSync(named(kPods, str(p, {"metadata", "name"}), pods_namespace), now);
-      }
+      koord::testing::removeAllPodsNow(*api, pods_namespace);
     }
     for (const auto& r : refs)
       (void)api->removeSync(r);
@@ -216,7 +195,7 @@ void checkEviction(KubeApi& api, const std::string& ns, const std::string& id,
   guessed.name = "guessed";
   guessed.uid = str(other, {"metadata", "uid"});
   auto refused =
-      api->createSync(ResourceRef{"", "v1", "pods", ns, "guessed", "eviction"},
+      api->createSync(koord::testing::subresource(kPods, "eviction", "guessed", ns),
                       koord::roles::koordlet::qosmanager::evictionBody(guessed, "policy/v1"));
   CHECK_FALSE(refused.has_value());
   CHECK_FALSE(deleting(*api, ns, "guessed"));
@@ -227,7 +206,7 @@ void checkEviction(KubeApi& api, const std::string& ns, const std::string& id,
 TEST_CASE("api versions: policy/v1beta1 served: discovery, PDB-aware preemption, eviction",
           "[cluster][pdb-served]") {
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyCrds(*api);
 
   // 1.20: PodDisruptionBudgets in policy/v1beta1 only; Evictions in policy/v1beta1.
   CHECK(pdbVersion(api) == std::optional<std::string>("policy/v1beta1"));
@@ -243,8 +222,7 @@ TEST_CASE("api versions: policy/v1beta1 served: discovery, PDB-aware preemption,
   CHECK(evictionVersion(api) == std::optional<std::string>("policy/v1beta1"));
 
   const std::string id = uniqueName("kv");
-  TestNamespace work(*api, "koord-versions");
-  waitForServiceAccount(api, work.name());
+  PodNamespace work(*api, "koord-versions");
   Cleanup cleanup{api, {}, work.name()};
   const std::string node_a = id + "-a";
   const std::string node_b = id + "-b";
@@ -263,7 +241,7 @@ TEST_CASE("api versions: policy/v1beta1 served: discovery, PDB-aware preemption,
   }
   // The budget allows no disruption of the protected pod.
   ok(api->createSync(
-         {"policy", "v1beta1", "poddisruptionbudgets", work.name(), "", ""},
+         named(kPodDisruptionBudgetsV1beta1, "", work.name()),
          json::object{
              {"apiVersion", "policy/v1beta1"},
              {"kind", "PodDisruptionBudget"},
@@ -300,7 +278,7 @@ TEST_CASE("api versions: policy/v1beta1 served: discovery, PDB-aware preemption,
 TEST_CASE("api versions: no PodDisruptionBudget API: koord-scheduler schedules, evictions work",
           "[cluster][pdb-off]") {
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyCrds(*api);
 
   // The cluster this runs on must be the one without policy/v1beta1.
   REQUIRE(pdbVersion(api) == std::nullopt);
@@ -309,15 +287,14 @@ TEST_CASE("api versions: no PodDisruptionBudget API: koord-scheduler schedules, 
   REQUIRE(group.has_value());
   CHECK(group->versions.empty());
   // What koord-scheduler listed before it asked discovery, and retried forever without syncing.
-  auto old_list = api->listSync({"policy", "v1beta1", "poddisruptionbudgets", "", "", ""});
+  auto old_list = api->listSync(kPodDisruptionBudgetsV1beta1);
   REQUIRE_FALSE(old_list.has_value());
   CHECK(old_list.error().code == 404);
   // pods/eviction is core's: listed (and served) whatever policy/v1beta1's switch says.
   CHECK(evictionVersion(api) == std::optional<std::string>("policy/v1beta1"));
 
   const std::string id = uniqueName("kv");
-  TestNamespace work(*api, "koord-versions");
-  waitForServiceAccount(api, work.name());
+  PodNamespace work(*api, "koord-versions");
   Cleanup cleanup{api, {}, work.name()};
   const std::string node_a = id + "-a";
   cleanup.refs.push_back(named(kNodes, node_a));

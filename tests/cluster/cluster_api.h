@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "koord/kube/rest_client.h"
+#include "resources.h"
 
 namespace koord::testing {
 
@@ -48,14 +49,6 @@ class KubeApi {
   std::thread thread_;
   std::unique_ptr<kube::RestClient> client_;
 };
-
-/// `ref` narrowed to one object (and namespace).
-inline kube::ResourceRef named(kube::ResourceRef ref, const std::string& name,
-                               const std::string& ns = "") {
-  ref.name = name;
-  ref.namespace_ = ns;
-  return ref;
-}
 
 /// The koord binary under test ($KOORD_BINARY, set by CTest).
 inline std::string koordBinary() {
@@ -103,8 +96,6 @@ inline boost::json::value ok(kube::ApiResult<boost::json::value> r, const char* 
   return std::move(*r);
 }
 
-inline const kube::ResourceRef kNamespaces{"", "v1", "namespaces", "", "", ""};
-
 /// A pause pod for koord-scheduler, kept to the test's nodes (those labelled `node_label`=`id`),
 /// its `requests` also its limits; with `node_name` it is bound already.
 inline boost::json::object schedulerTestPod(const std::string& name, const std::string& ns,
@@ -134,8 +125,38 @@ inline boost::json::object schedulerTestPod(const std::string& name, const std::
 
 /// The node a pod is bound to; "" while it is not (or when it cannot be read).
 inline std::string nodeOf(kube::RestClient& api, const std::string& ns, const std::string& name) {
-  auto p = api.getSync(named(kube::ResourceRef{"", "v1", "pods", "", "", ""}, name, ns));
+  auto p = api.getSync(named(kPods, name, ns));
   return p ? str(*p, {"spec", "nodeName"}) : "";
+}
+
+/// Blocks until the default service account of `ns` has its token (the token controller's work):
+/// the apiserver refuses pods in the namespace until then. Fails the test after 60 s.
+inline void waitForServiceAccount(kube::RestClient& api, const std::string& ns) {
+  REQUIRE(eventually(std::chrono::seconds(60), [&] {
+    auto sa = api.getSync(named(kServiceAccounts, "default", ns));
+    if (!sa)
+      return false;
+    const auto* secrets = sa->as_object().if_contains("secrets");
+    return secrets != nullptr && secrets->is_array() && !secrets->as_array().empty();
+  }));
+}
+
+/// Deletes pod `name` with grace 0: no kubelet would ever confirm the deletion of a pod on an
+/// API-only node (or one not scheduled at all).
+inline kube::ApiResult<boost::json::value> removePodNow(kube::RestClient& api,
+                                                        const std::string& ns,
+                                                        const std::string& name) {
+  kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  return api.removeSync(named(kPods, name, ns), now);
+}
+
+/// Deletes every pod in `ns` with grace 0, as removePodNow; errors are ignored (a cleanup).
+inline void removeAllPodsNow(kube::RestClient& api, const std::string& ns) {
+  if (auto list = api.listSync(named(kPods, "", ns))) {
+    for (const auto& p : list->at("items").as_array())
+      (void)removePodNow(api, ns, str(p, {"metadata", "name"}));
+  }
 }
 
 /// A namespace for one test, deleted at the end (the namespace controller removes its content).
@@ -149,9 +170,7 @@ class TestNamespace {
        "create namespace");
   }
   ~TestNamespace() {
-    auto ref = kNamespaces;
-    ref.name = name_;
-    auto r = client_.removeSync(ref);
+    auto r = client_.removeSync(named(kNamespaces, name_));
     if (!r)
       WARN("deleting namespace " << name_ << ": " << r.error().message);
   }
@@ -162,6 +181,16 @@ class TestNamespace {
  private:
   kube::RestClient& client_;
   std::string name_;
+};
+
+/// A TestNamespace pods can be created in as soon as it is constructed: it waits for the
+/// default service account's token, as waitForServiceAccount.
+class PodNamespace : public TestNamespace {
+ public:
+  PodNamespace(kube::RestClient& client, const std::string& prefix)
+      : TestNamespace(client, prefix) {
+    waitForServiceAccount(client, name());
+  }
 };
 
 }  // namespace koord::testing

@@ -35,18 +35,8 @@ using koord::testing::yamlToJson;
 namespace {
 
 using Api = koord::testing::KubeApi;
-
-const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
-const ResourceRef kNodeSLOs{"slo.koordinator.sh", "v1alpha1", "nodeslos", "", "", ""};
-const ResourceRef kProfiles{
-    "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
-const ResourceRef kDevices{"scheduling.koordinator.sh", "v1alpha1", "devices", "", "", ""};
-const ResourceRef kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", "", "", ""};
-
-ResourceRef named(ResourceRef ref, std::string name) {
-  ref.name = std::move(name);
-  return ref;
-}
+using koord::testing::named;
+using namespace koord::testing::resources;
 
 // Discovery of a new group can lag Established by a moment; a NotFound is retried briefly.
 ApiResult<json::value> createRetrying(Api& api, const ResourceRef& ref, const json::value& body) {
@@ -267,7 +257,7 @@ TEST_CASE("a ClusterColocationProfile keeps selectors, probability and what it i
   Cleanup cleanup(api);
 
   const std::string name = uniqueName("koord-crds-profile");
-  auto ref = named(kProfiles, name);
+  auto ref = named(kColocationProfiles, name);
   json::object spec{
       {"namespaceSelector", {{"matchLabels", {{"koordinator.sh/enable-colocation", "true"}}}}},
       {"selector",
@@ -291,7 +281,7 @@ TEST_CASE("a ClusterColocationProfile keeps selectors, probability and what it i
                                      {"kind", "ClusterColocationProfile"},
                                      {"metadata", {{"name", name}}},
                                      {"spec", spec}};
-  ok(createRetrying(api, kProfiles, profile), "create ClusterColocationProfile");
+  ok(createRetrying(api, kColocationProfiles, profile), "create ClusterColocationProfile");
   cleanup.add(ref);
   auto read = ok(api->getSync(ref), "get ClusterColocationProfile");
   CHECK(read.at("spec") == json::value(spec));

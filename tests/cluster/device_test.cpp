@@ -30,11 +30,9 @@ using koord::testing::KubeApi;
 using koord::testing::named;
 using koord::testing::ok;
 using koord::testing::str;
+using namespace koord::testing::resources;
 
 namespace {
-
-const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
-const ResourceRef kDevices{"scheduling.koordinator.sh", "v1alpha1", "devices", "", "", ""};
 
 XpuDeviceInfo device(std::string vendor, std::string uuid, std::string minor, std::string bus,
                      std::map<std::string, std::string> resources) {
@@ -97,7 +95,7 @@ std::size_t count(const std::string& haystack, const std::string& needle) {
 
 TEST_CASE("koordlet: the Device object follows the device-daemon's report", "[device]") {
   KubeApi api(koord::testing::tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyCrds(*api);
   auto env = koord::testing::readClusterEnv();
   const std::string node = koord::testing::uniqueName("koord-e2e-device");
 

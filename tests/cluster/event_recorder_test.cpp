@@ -28,6 +28,8 @@ using koord::testing::tokenConfig;
 using koord::testing::uniqueName;
 using namespace koord::kube;
 using Api = koord::testing::KubeApi;
+using koord::testing::named;
+using namespace koord::testing::resources;
 
 namespace {
 
@@ -36,7 +38,7 @@ std::vector<json::value> eventsAbout(RestClient& api, const std::string& ns,
                                      const std::string& object, const std::string& component) {
   ListOptions options;
   options.field_selector = "involvedObject.name=" + object;
-  auto list = ok(api.listSync(ResourceRef{"", "v1", "events", ns, "", ""}, options), "list");
+  auto list = ok(api.listSync(named(kEvents, "", ns), options), "list");
   std::vector<json::value> out;
   for (const auto& item : list.at("items").as_array()) {
     if (str(item, {"source", "component"}) == component)
@@ -65,7 +67,7 @@ TEST_CASE("events on a ConfigMap: repeats counted, new messages apart, deleted o
   TestNamespace ns(*api, "koord-events");
   const std::string component = "koord-event-test";
 
-  auto cm = ok(api->createSync(ResourceRef{"", "v1", "configmaps", ns.name(), "", ""},
+  auto cm = ok(api->createSync(named(kConfigMaps, "", ns.name()),
                                json::object{{"apiVersion", "v1"},
                                             {"kind", "ConfigMap"},
                                             {"metadata", {{"name", "settings"}}},
@@ -119,7 +121,7 @@ TEST_CASE("events on a ConfigMap: repeats counted, new messages apart, deleted o
 
   // The Event goes away (as if its TTL passed): the next repeat's PATCH gets 404 and the
   // recorder writes it anew, keeping client-go's running count.
-  ok(api->removeSync(ResourceRef{"", "v1", "events", ns.name(), first_name, ""}), "delete event");
+  ok(api->removeSync(named(kEvents, first_name, ns.name())), "delete event");
   recorder.record(ref, EventType::kWarning, "OverBudget", "the budget is spent");
   REQUIRE(recorder.flush(60s));
   events = eventsAbout(*api, ns.name(), "settings", component);
@@ -154,8 +156,7 @@ TEST_CASE("events about many objects are all written and each object's repeats s
   REQUIRE(recorder.flush(60s));
   ListOptions options;
   options.field_selector = "source=" + component;
-  auto list =
-      ok(api->listSync(ResourceRef{"", "v1", "events", ns.name(), "", ""}, options), "list");
+  auto list = ok(api->listSync(named(kEvents, "", ns.name()), options), "list");
   std::map<std::string, std::int64_t> counts;
   int written = 0;
   for (const auto& item : list.at("items").as_array()) {
@@ -177,7 +178,7 @@ TEST_CASE("an event on a cluster-scoped object goes to the default namespace", "
   Api api(tokenConfig());
   TestNamespace ns(*api, "koord-events-cs");
   const std::string component = "koord-event-test-cs";
-  auto got = ok(api->getSync(ResourceRef{"", "v1", "namespaces", "", ns.name(), ""}), "get ns");
+  auto got = ok(api->getSync(named(kNamespaces, ns.name())), "get ns");
   ObjectReference ref{"Namespace", "v1", "", ns.name(), str(got, {"metadata", "uid"}), "", ""};
 
   {
@@ -190,8 +191,7 @@ TEST_CASE("an event on a cluster-scoped object goes to the default namespace", "
   CHECK(str(events[0], {"type"}) == "Normal");
   CHECK(str(events[0], {"involvedObject", "kind"}) == "Namespace");
   CHECK(countOf(events[0]) == 1);
-  ok(api->removeSync(
-         ResourceRef{"", "v1", "events", "default", str(events[0], {"metadata", "name"}), ""}),
+  ok(api->removeSync(named(kEvents, str(events[0], {"metadata", "name"}), "default")),
      "delete event");
 }
 

@@ -33,27 +33,15 @@ using koord::testing::eventually;
 using koord::testing::KubeApi;
 using koord::testing::named;
 using koord::testing::ok;
+using koord::testing::PodNamespace;
 using koord::testing::str;
-using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
 using koord::testing::uniqueName;
+using namespace koord::testing::resources;
 
 namespace {
 
-const ResourceRef kPods{"", "v1", "pods", "", "", ""};
 constexpr const char* kReason = "trigger by koordlet feature BEMemoryEvict";
-
-// Pods are refused until the token controller has given the namespace's default service account
-// its token.
-void waitForServiceAccount(KubeApi& api, const std::string& ns) {
-  REQUIRE(eventually(60s, [&] {
-    auto sa = api->getSync({"", "v1", "serviceaccounts", ns, "default", ""});
-    if (!sa)
-      return false;
-    const auto* secrets = sa->as_object().if_contains("secrets");
-    return secrets != nullptr && secrets->is_array() && !secrets->as_array().empty();
-  }));
-}
 
 // An unbound pod (nothing schedules it: no kube-scheduler runs, and its scheduler is not koord's),
 // so a DELETE or an eviction removes it at once instead of waiting for a kubelet.
@@ -247,7 +235,7 @@ std::vector<std::string> eventMessages(KubeApi& api, const std::string& ns, cons
                                        const std::string& reason) {
   koord::kube::ListOptions options;
   options.field_selector = "involvedObject.name=" + pod + ",reason=" + reason;
-  auto list = ok(api->listSync({"", "v1", "events", ns, "", ""}, options), "list events");
+  auto list = ok(api->listSync(named(kEvents, "", ns), options), "list events");
   std::vector<std::string> out;
   for (const auto& e : list.at("items").as_array())
     out.push_back(str(e, {"message"}));
@@ -266,8 +254,7 @@ std::string joined(const std::vector<std::string>& lines) {
 TEST_CASE("pod evictor: an eviction a budget forbids gets 429, is never a DELETE, and is retried",
           "[cluster][evictor]") {
   KubeApi api(tokenConfig());
-  TestNamespace ns(*api, "koord-evict-pdb");
-  waitForServiceAccount(api, ns.name());
+  PodNamespace ns(*api, "koord-evict-pdb");
   const std::string id = uniqueName("pdb");
   std::vector<PodMeta> pods;
   for (const char* name : {"guarded-0", "guarded-1"}) {
@@ -353,15 +340,12 @@ TEST_CASE("pod evictor: an eviction a budget forbids gets 429, is never a DELETE
 TEST_CASE("pod evictor: a pod recreated under the same name is not evicted: the UID gives 409",
           "[cluster][evictor]") {
   KubeApi api(tokenConfig());
-  TestNamespace ns(*api, "koord-evict-uid");
-  waitForServiceAccount(api, ns.name());
+  PodNamespace ns(*api, "koord-evict-uid");
   const std::string id = uniqueName("uid");
 
   // What the koordlet saw of the pod before it was replaced.
   const PodMeta snapshot = createPod(api, ns.name(), "reborn", id);
-  koord::kube::DeleteOptions now;
-  now.grace_period_seconds = 0;
-  ok(api->removeSync(named(kPods, "reborn", ns.name()), now), "delete the first pod");
+  ok(koord::testing::removePodNow(*api, ns.name(), "reborn"), "delete the first pod");
   REQUIRE(eventually(10s, [&] { return liveUid(api, ns.name(), "reborn").empty(); }));
   const PodMeta reborn = createPod(api, ns.name(), "reborn", id);
   REQUIRE(reborn.uid != snapshot.uid);

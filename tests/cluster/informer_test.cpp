@@ -25,9 +25,11 @@ using namespace std::chrono_literals;
 namespace json = boost::json;
 using namespace koord::kube;
 using koord::testing::KubeApi;
+using koord::testing::named;
 using koord::testing::ok;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
+using namespace koord::testing::resources;
 
 namespace {
 
@@ -198,7 +200,7 @@ void compactEtcd(koord::http::Client& http, const std::string& etcd, std::int64_
 TEST_CASE("Informer syncs, then follows adds, updates and deletes with its indexes", "[cluster]") {
   KubeApi api(tokenConfig());
   TestNamespace ns(*api, "koord-informer");
-  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  ResourceRef cms = named(kConfigMaps, "", ns.name());
   for (int i = 0; i < 5; ++i) {
     ok(api->createSync(cms, configMap("cm-" + std::to_string(i), "v0", i % 2 ? "odd" : "even")),
        "create");
@@ -277,7 +279,7 @@ TEST_CASE("Informer syncs and follows NodeMetrics nested as deep as the apiserve
   KubeApi api(tokenConfig());
   koord::testing::applyManifestFile(
       *api, koord::testing::deployDir() + "/crds/slo.koordinator.sh_nodemetrics.yaml");
-  const ResourceRef metrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
+  const ResourceRef metrics = kNodeMetrics;
   const std::string deep = koord::testing::uniqueName("koord-deep");
   const std::string after = koord::testing::uniqueName("koord-after-deep");
   auto create = [&](const std::string& name) {
@@ -362,7 +364,7 @@ TEST_CASE("Informer relists after 410 when etcd was compacted while its watch wa
   KubeApi informer_api(relayed);
 
   TestNamespace ns(*api, "koord-informer-410");
-  ResourceRef pts{"", "v1", "podtemplates", ns.name(), "", ""};
+  ResourceRef pts = named(kPodTemplates, "", ns.name());
   // 150 objects: 20 are deleted, 100 changed and 30 left alone while the watch is cut off, and
   // 380 new ones appear: 500 writes the informer never sees as events.
   constexpr int kInitial = 150, kDeleted = 20, kChanged = 100, kCreated = 380;
@@ -445,8 +447,8 @@ TEST_CASE("Informers cut off from the apiserver retry at most once a second and 
   KubeApi informer_api(relayed);
 
   TestNamespace ns(*api, "koord-informer-outage");
-  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
-  ResourceRef pts{"", "v1", "podtemplates", ns.name(), "", ""};
+  ResourceRef cms = named(kConfigMaps, "", ns.name());
+  ResourceRef pts = named(kPodTemplates, "", ns.name());
   ok(api->createSync(cms, configMap("cm-0", "v0", "a")), "create");
   ok(api->createSync(pts, podTemplate("pt-0", "v0")), "create");
   Informer<Item> cm_inf(*informer_api, informer_api.io, cms, projectConfigMap, selectTestObjects());
@@ -493,7 +495,7 @@ TEST_CASE("Informer keeps working across an apiserver restart", "[restart]") {
   REQUIRE(cluster_sh != nullptr);
   KubeApi api(tokenConfig());
   TestNamespace ns(*api, "koord-informer-restart");
-  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  ResourceRef cms = named(kConfigMaps, "", ns.name());
   for (int i = 0; i < 3; ++i)
     ok(api->createSync(cms, configMap("cm-" + std::to_string(i), "v0", "a")), "create");
 

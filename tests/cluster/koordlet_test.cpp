@@ -32,14 +32,9 @@ using koord::testing::ok;
 using koord::testing::str;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
+using namespace koord::testing::resources;
 
 namespace {
-
-const ResourceRef kPods{"", "v1", "pods", "", "", ""};
-const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
-const ResourceRef kConfigMaps{"", "v1", "configmaps", "", "", ""};
-const ResourceRef kEvents{"", "v1", "events", "", "", ""};
-const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
 
 std::int64_t milli(const json::value& v, std::initializer_list<const char*> path) {
   std::string q = str(v, path);
@@ -107,8 +102,8 @@ std::string sloConfig(int memory_evict_threshold) {
 
 TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[koordlet]") {
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
-  koord::testing::applyManifestFile(*api, koord::testing::deployDir() + "/priority-classes.yaml");
+  koord::testing::applyCrds(*api);
+  koord::testing::applyPriorityClasses(*api);
   auto env = koord::testing::readClusterEnv();
   const std::string node = koord::testing::needEnv(env, "KOORD_NODE_NAME");
   TestNamespace sys(*api, "koord-sys");
@@ -162,11 +157,8 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
     koord::kube::RestClient& api;
     std::string ns;
     ~Cleanup() {
-      for (const char* p : {"be-batch", "ls-hog", "ls-mem"}) {
-        koord::kube::DeleteOptions o;
-        o.grace_period_seconds = 0;
-        (void)api.removeSync(named(kPods, p, ns), o);
-      }
+      for (const char* p : {"be-batch", "ls-hog", "ls-mem"})
+        (void)koord::testing::removePodNow(api, ns, p);
     }
   } cleanup{*api, work.name()};
 

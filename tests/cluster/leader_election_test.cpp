@@ -31,12 +31,14 @@ using namespace std::chrono_literals;
 namespace json = boost::json;
 using namespace koord::kube;
 using koord::testing::KubeApi;
+using koord::testing::named;
 using koord::testing::ok;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
 using koord::testing::uniqueName;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
+using namespace koord::testing::resources;
 
 namespace {
 
@@ -51,7 +53,7 @@ constexpr milliseconds kMaxCandidateWait{
     static_cast<std::int64_t>(kRetry.count() * (1 + kLeaderElectionJitterFactor))};
 
 ResourceRef leaseRef(const std::string& ns, const std::string& name) {
-  return ResourceRef{"coordination.k8s.io", "v1", "leases", ns, name, ""};
+  return named(kLeases, name, ns);
 }
 
 double seconds(steady_clock::duration d) {

@@ -21,6 +21,7 @@
 #include "koord/kube/leader_election.h"
 #include "koord/kube/quantity.h"
 #include "koord/kube/time.h"
+#include "loopback_http.h"
 #include "manifests.h"
 #include "subprocess.h"
 #include "tcp_relay.h"
@@ -38,24 +39,9 @@ using koord::testing::str;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
 using koord::testing::uniqueName;
+using namespace koord::testing::resources;
 
 namespace {
-
-const ResourceRef kPods{"", "v1", "pods", "", "", ""};
-const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
-const ResourceRef kConfigMaps{"", "v1", "configmaps", "", "", ""};
-const ResourceRef kEvents{"", "v1", "events", "", "", ""};
-const ResourceRef kProfiles{
-    "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
-const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
-const ResourceRef kNodeSLOs{"slo.koordinator.sh", "v1alpha1", "nodeslos", "", "", ""};
-const ResourceRef kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", "", "", ""};
-const ResourceRef kClusterRoleBindings{
-    "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "", "", ""};
-const ResourceRef kMutating{
-    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "", "", ""};
-const ResourceRef kValidating{
-    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "", ""};
 
 std::int64_t quantityValue(const json::value& obj, std::initializer_list<const char*> path) {
   std::string q = str(obj, path);
@@ -138,7 +124,7 @@ struct Manager {
 
 std::string leaseHolder(koord::kube::RestClient& api, const std::string& ns,
                         std::int64_t* transitions = nullptr) {
-  auto lease = api.getSync({"coordination.k8s.io", "v1", "leases", ns, "koordinator-manager", ""});
+  auto lease = api.getSync(named(kLeases, "koordinator-manager", ns));
   if (!lease)
     return "";
   if (transitions != nullptr) {
@@ -152,8 +138,8 @@ std::string leaseHolder(koord::kube::RestClient& api, const std::string& ns,
 
 TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[cluster][manager]") {
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
-  koord::testing::applyManifestFile(*api, koord::testing::deployDir() + "/priority-classes.yaml");
+  koord::testing::applyCrds(*api);
+  koord::testing::applyPriorityClasses(*api);
 
   const std::string id = uniqueName("koord-e2e");
   TestNamespace sys(*api, "koord-sys");
@@ -161,8 +147,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
   TestNamespace work(*api, "koord-work");
   // Only namespaces carrying the test's label reach its webhooks.
   for (const auto* ns : {&sys, &apps}) {
-    ok(api->patchSync(named({"", "v1", "namespaces", "", "", ""}, ns->name()),
-                      koord::kube::PatchType::kMergePatch,
+    ok(api->patchSync(named(kNamespaces, ns->name()), koord::kube::PatchType::kMergePatch,
                       json::object{{"metadata", {{"labels", {{"koord-e2e", id}}}}}}),
        "label namespace");
   }
@@ -199,7 +184,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
   };
   for (bool mutating : {true, false}) {
     auto whs = templates(mutating);
-    ok(api->createSync(mutating ? kMutating : kValidating,
+    ok(api->createSync(mutating ? kMutatingWebhooks : kValidatingWebhooks,
                        json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
                                     {"kind", mutating ? "MutatingWebhookConfiguration"
                                                       : "ValidatingWebhookConfiguration"},
@@ -214,9 +199,9 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
     std::string id;
     std::string node;
     ~Cleanup() {
-      (void)api->removeSync(named(kMutating, id + "-mutating"));
-      (void)api->removeSync(named(kValidating, id + "-validating"));
-      (void)api->removeSync(named(kProfiles, id + "-profile"));
+      (void)api->removeSync(named(kMutatingWebhooks, id + "-mutating"));
+      (void)api->removeSync(named(kValidatingWebhooks, id + "-validating"));
+      (void)api->removeSync(named(kColocationProfiles, id + "-profile"));
       (void)api->removeSync(named(kNodes, node));
       (void)api->removeSync(named(kNodeMetrics, node));
       (void)api->removeSync(named(kNodeSLOs, node));
@@ -234,28 +219,26 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
 
   // The manager fills in URL and caBundle; the apiserver then calls it over TLS.
   REQUIRE(eventually(60s, [&] {
-    auto m = api->getSync(named(kMutating, id + "-mutating"));
+    auto m = api->getSync(named(kMutatingWebhooks, id + "-mutating"));
     const auto* whs = m ? m->as_object().if_contains("webhooks") : nullptr;
     return whs && whs->is_array() && whs->get_array().size() == 1 &&
            !str(whs->get_array()[0], {"clientConfig", "caBundle"}).empty();
   }));
   auto webhook_url =
-      str(api->getSync(named(kMutating, id + "-mutating"))->at("webhooks").as_array()[0],
+      str(api->getSync(named(kMutatingWebhooks, id + "-mutating"))->at("webhooks").as_array()[0],
           {"clientConfig", "url"});
   CHECK(webhook_url == "https://127.0.0.1:" + std::to_string(leader.webhook_port) + "/mutate-pod");
   // The CA's key stays out of the serving Secret.
   auto serving =
-      ok(api->getSync({"", "v1", "secrets", sys.name(), "koordinator-webhook-certs", ""}),
-         "serving secret");
+      ok(api->getSync(named(kSecrets, "koordinator-webhook-certs", sys.name())), "serving secret");
   CHECK(serving.at("data").as_object().contains("cert.pem"));
   CHECK_FALSE(serving.at("data").as_object().contains("ca-key.pem"));
   auto ca_secret =
-      ok(api->getSync({"", "v1", "secrets", sys.name(), "koordinator-webhook-certs-ca", ""}),
-         "CA secret");
+      ok(api->getSync(named(kSecrets, "koordinator-webhook-certs-ca", sys.name())), "CA secret");
   CHECK(ca_secret.at("data").as_object().contains("ca-key.pem"));
 
   ok(api->createSync(
-         kProfiles,
+         kColocationProfiles,
          json::object{
              {"apiVersion", "config.koordinator.sh/v1alpha1"},
              {"kind", "ClusterColocationProfile"},
@@ -430,9 +413,8 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
              json::object{{"namespace", work.name()},
                           {"name", "batch"},
                           {"podUsage", {{"resources", {{"cpu", "900m"}, {"memory", "900Mi"}}}}}}}}};
-    ok(api->patchSync(
-           named({"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", "status"}, node),
-           koord::kube::PatchType::kMergePatch, json::object{{"status", status}}),
+    ok(api->patchSync(koord::testing::subresource(kNodeMetrics, "status", node),
+                      koord::kube::PatchType::kMergePatch, json::object{{"status", status}}),
        "report NodeMetric status");
   };
   auto batch = [&](const char* which, const char* resource) {
@@ -470,7 +452,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
            json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", other}}}}),
        "create another node");
     REQUIRE(eventually(30s, [&] { return api->getSync(named(kNodeMetrics, other)).has_value(); }));
-    ok(api->createSync(named({"", "v1", "serviceaccounts", "", "", ""}, "", sys.name()),
+    ok(api->createSync(named(kServiceAccounts, "", sys.name()),
                        json::object{{"apiVersion", "v1"},
                                     {"kind", "ServiceAccount"},
                                     {"metadata", {{"name", "koordlet"}}}}),
@@ -507,7 +489,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
                            "create the koordlet's pod");
     auto token =
         ok(api->createSync(
-               named({"", "v1", "serviceaccounts", "", "", "token"}, "koordlet", sys.name()),
+               koord::testing::subresource(kServiceAccounts, "token", "koordlet", sys.name()),
                json::object{{"apiVersion", "authentication.k8s.io/v1"},
                             {"kind", "TokenRequest"},
                             {"spec",
@@ -524,7 +506,7 @@ TEST_CASE("manager: webhooks over TLS, batch resources, leader handover", "[clus
     KubeApi as_koordlet(config);
     auto patchStatus = [&](const std::string& name) {
       return as_koordlet->patchSync(
-          named({"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", "status"}, name),
+          koord::testing::subresource(kNodeMetrics, "status", name),
           koord::kube::PatchType::kMergePatch,
           json::object{
               {"status",
@@ -620,7 +602,7 @@ TEST_CASE("manager: a leader cut off from the apiserver exits within the renew d
   constexpr auto kRetry = 2s;
   constexpr auto kSlack = 3s;  // a shared 2-core machine and ASan
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyCrds(*api);
   const std::string id = uniqueName("koord-cut");
   TestNamespace sys(*api, "koord-cut");
   const std::string node = id + "-node";
@@ -636,7 +618,7 @@ TEST_CASE("manager: a leader cut off from the apiserver exits within the renew d
     }
   } cleanup{api, id, node};
 
-  ok(api->createSync(named({"", "v1", "serviceaccounts", "", "", ""}, "", sys.name()),
+  ok(api->createSync(named(kServiceAccounts, "", sys.name()),
                      json::object{{"apiVersion", "v1"},
                                   {"kind", "ServiceAccount"},
                                   {"metadata", {{"name", "cut-leader"}}}}),
@@ -654,8 +636,8 @@ TEST_CASE("manager: a leader cut off from the apiserver exits within the renew d
                                                             {"name", "cut-leader"},
                                                             {"namespace", sys.name()}}}}}),
      "create ClusterRoleBinding");
-  auto token = ok(api->createSync(named({"", "v1", "serviceaccounts", "", "", "token"},
-                                        "cut-leader", sys.name()),
+  auto token = ok(api->createSync(koord::testing::subresource(kServiceAccounts, "token",
+                                                              "cut-leader", sys.name()),
                                   json::object{{"apiVersion", "authentication.k8s.io/v1"},
                                                {"kind", "TokenRequest"},
                                                {"spec", {{"expirationSeconds", 3600}}}}),
@@ -716,9 +698,7 @@ TEST_CASE("manager: a leader cut off from the apiserver exits within the renew d
   CHECK(took >= kRenew - kRetry - 1s);
   // Before anyone could take the lease: its last renewal, as the lease records it, is still
   // there, and a lease duration from it has not passed.
-  auto lease = ok(
-      api->getSync({"coordination.k8s.io", "v1", "leases", sys.name(), "koordinator-manager", ""}),
-      "get lease");
+  auto lease = ok(api->getSync(named(kLeases, "koordinator-manager", sys.name())), "get lease");
   const auto last = koord::kube::recordFromLeaseSpec(lease.at("spec"));
   CHECK(last.holder_identity == first_holder);
   REQUIRE(last.renew_time.has_value());
@@ -732,9 +712,7 @@ TEST_CASE("manager: a leader cut off from the apiserver exits within the renew d
     second_holder = leaseHolder(*api, sys.name());
     return !second_holder.empty() && second_holder != first_holder;
   }));
-  lease = ok(
-      api->getSync({"coordination.k8s.io", "v1", "leases", sys.name(), "koordinator-manager", ""}),
-      "get lease");
+  lease = ok(api->getSync(named(kLeases, "koordinator-manager", sys.name())), "get lease");
   const auto taken = koord::kube::recordFromLeaseSpec(lease.at("spec"));
   REQUIRE(taken.acquire_time.has_value());
   INFO("the successor acquired the lease " << secondsBetween(exit_wall, *taken.acquire_time)
@@ -762,5 +740,22 @@ TEST_CASE("manager: a leader cut off from the apiserver exits within the renew d
   auto stopped = standby.process->wait(20s);
   CHECK_FALSE(stopped.timed_out);
   CHECK(stopped.exit_code == 0);
+  std::filesystem::remove_all(tmp);
+}
+
+TEST_CASE("manager: ready once its caches sync when no webhook server runs", "[manager]") {
+  // With every admission gate off nothing else marks it ready: readiness used to be rechecked
+  // only when a webhook server began serving, so this manager stayed unready for good.
+  KubeApi api(tokenConfig());
+  koord::testing::applyCrds(*api);
+  const std::string id = uniqueName("koord-ready");
+  TestNamespace sys(*api, "koord-ready");
+  auto tmp = std::filesystem::temp_directory_path() / id;
+  Manager manager(sys.name(), id, tmp.string(), false);
+  const bool ready = eventually(
+      60s, [&] { return koord::testing::loopbackGet(manager.health_port, "/readyz") == "ok"; });
+  INFO("its log: " << manager.process->stderrSoFar().substr(0, 4000));
+  CHECK(ready);
+  CHECK(manager.process->running());
   std::filesystem::remove_all(tmp);
 }

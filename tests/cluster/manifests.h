@@ -109,4 +109,14 @@ inline void applyManifestDir(kube::RestClient& client, const std::string& dir) {
   }
 }
 
+/// deploy/crds: Koordinator's CRDs, Established when it returns.
+inline void applyCrds(kube::RestClient& client) {
+  applyManifestDir(client, deployDir() + "/crds");
+}
+
+/// deploy/priority-classes.yaml: Koordinator's priority classes.
+inline void applyPriorityClasses(kube::RestClient& client) {
+  applyManifestFile(client, deployDir() + "/priority-classes.yaml");
+}
+
 }  // namespace koord::testing

@@ -50,6 +50,8 @@ RestConfig kubeconfigConfig() {
 }
 
 using Api = koord::testing::KubeApi;
+using koord::testing::named;
+using namespace koord::testing::resources;
 
 json::value configMap(const std::string& name, json::object labels, json::object data) {
   return json::object{{"apiVersion", "v1"},
@@ -63,7 +65,7 @@ json::value configMap(const std::string& name, json::object labels, json::object
 TEST_CASE("ConfigMap CRUD, paging, patches and preconditions with a bearer token", "[cluster]") {
   Api api(tokenConfig());
   TestNamespace ns(*api, "koord-rest");
-  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  ResourceRef cms = named(kConfigMaps, "", ns.name());
   auto named = [&](const std::string& name) {
     auto r = cms;
     r.name = name;
@@ -219,7 +221,7 @@ TEST_CASE("a CRD's custom objects through the same generic API, via the kubeconf
   Api api(kubeconfigConfig());
   TestNamespace ns(*api, "koord-rest-crd");
 
-  ResourceRef crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "", ""};
+  ResourceRef crds = kCustomResourceDefinitions;
   const std::string crd_name = "widgets.test.koord.sh";
   auto schema = json::parse(R"({
     "type": "object",
@@ -344,7 +346,7 @@ TEST_CASE("async calls run their callbacks on the io_context", "[cluster]") {
 TEST_CASE("an eviction a PodDisruptionBudget forbids is 429 TooManyRequests", "[cluster]") {
   Api api(tokenConfig());
   TestNamespace ns(*api, "koord-rest-evict");
-  ResourceRef pods{"", "v1", "pods", ns.name(), "", ""};
+  ResourceRef pods = named(kPods, "", ns.name());
   json::value pod = json::object{
       {"apiVersion", "v1"},
       {"kind", "Pod"},
@@ -367,7 +369,7 @@ TEST_CASE("an eviction a PodDisruptionBudget forbids is 429 TooManyRequests", "[
   ok(api->patchSync(status, PatchType::kMergePatch,
                     json::object{{"status", {{"phase", "Running"}}}}),
      "mark the pod Running");
-  ResourceRef pdbs{"policy", "v1beta1", "poddisruptionbudgets", ns.name(), "", ""};
+  ResourceRef pdbs = named(kPodDisruptionBudgetsV1beta1, "", ns.name());
   ok(api->createSync(pdbs, json::object{{"apiVersion", "policy/v1beta1"},
                                         {"kind", "PodDisruptionBudget"},
                                         {"metadata", {{"name", "guard"}}},
@@ -399,7 +401,7 @@ TEST_CASE("an eviction a PodDisruptionBudget forbids is 429 TooManyRequests", "[
 TEST_CASE("pods/binding assigns a node once; pods/eviction deletes an unguarded pod", "[cluster]") {
   Api api(tokenConfig());
   TestNamespace ns(*api, "koord-rest-bind");
-  ResourceRef pods{"", "v1", "pods", ns.name(), "", ""};
+  ResourceRef pods = named(kPods, "", ns.name());
   auto pod = [](const std::string& name) {
     return json::value(json::object{
         {"apiVersion", "v1"},

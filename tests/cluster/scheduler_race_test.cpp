@@ -43,11 +43,10 @@ using koord::testing::str;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
 using koord::testing::uniqueName;
+using namespace koord::testing::resources;
 
 namespace {
 
-const ResourceRef kPods{"", "v1", "pods", "", "", ""};
-const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
 constexpr const char* kNodeLabel = "koord-e2e-race";
 
 // An API-only node with 4 CPUs, labelled for one test.
@@ -85,27 +84,10 @@ struct Cleanup {
   std::string node;
   std::string ns;
   ~Cleanup() {
-    koord::kube::DeleteOptions now;
-    now.grace_period_seconds = 0;
-    if (auto list = api->listSync(named(kPods, "", ns))) {
-      for (const auto& p : list->at("items").as_array())
-        (void)api->removeSync(named(kPods, str(p, {"metadata", "name"}), ns), now);
-    }
+    koord::testing::removeAllPodsNow(*api, ns);
     (void)api->removeSync(named(kNodes, node));
   }
 };
-
-// Pods are refused until the token controller has given the namespace's default service account
-// its token.
-void waitForServiceAccount(KubeApi& api, const std::string& ns) {
-  REQUIRE(eventually(60s, [&] {
-    auto sa = api->getSync({"", "v1", "serviceaccounts", ns, "default", ""});
-    if (!sa)
-      return false;
-    const auto* secrets = sa->as_object().if_contains("secrets");
-    return secrets != nullptr && secrets->is_array() && !secrets->as_array().empty();
-  }));
-}
 
 // What each test starts from: the CRDs the replicas' NodeMetric informers need, a namespace whose
 // default service account has its token, and one node for the test's own scheduler name, with
@@ -113,12 +95,11 @@ void waitForServiceAccount(KubeApi& api, const std::string& ns) {
 struct RaceSetup {
   RaceSetup(const std::string& ns_name, const std::string& id_prefix)
       : ns(*api, ns_name), id(uniqueName(id_prefix)), cleanup{api, id + "-n", ns.name()} {
-    koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
-    waitForServiceAccount(api, ns.name());
+    koord::testing::applyCrds(*api);
     ok(api->createSync(kNodes, node(cleanup.node, id)), "create node");
   }
   KubeApi api{tokenConfig()};
-  TestNamespace ns;
+  koord::testing::PodNamespace ns;
   std::string id;
   Cleanup cleanup;
 };
@@ -323,9 +304,7 @@ TEST_CASE("a binding that keeps failing is retried after 1, 2, 4 s of backoff",
   // Deleted where the replica cannot see it: every binding gets 404, and the pod stays pending
   // in the replica's view, as one a webhook keeps refusing would.
   relay.cut();
-  koord::kube::DeleteOptions now;
-  now.grace_period_seconds = 0;
-  ok(api->removeSync(named(kPods, "doomed", ns.name()), now), "delete pod");
+  ok(koord::testing::removePodNow(*api, ns.name(), "doomed"), "delete pod");
   replica.scheduler().start();
 
   // Four tries take 1 + 2 + 4 s of backoff, plus up to a second each for the backoff flush.
@@ -360,14 +339,11 @@ TEST_CASE("a binding a webhook refuses backs off 1, 2, 4 s and succeeds once it 
   Cleanup& cleanup = setup.cleanup;
 
   // Only this namespace's bindings reach the webhook: other tests run beside this one.
-  const ResourceRef namespaces{"", "v1", "namespaces", "", "", ""};
-  ok(api->patchSync(named(namespaces, ns.name()), koord::kube::PatchType::kMergePatch,
+  ok(api->patchSync(named(kNamespaces, ns.name()), koord::kube::PatchType::kMergePatch,
                     json::object{{"metadata", {{"labels", {{"koord-deny-binding", id}}}}}}),
      "label the namespace");
-  const ResourceRef validating{
-      "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "", ""};
   ok(api->createSync(
-         validating,
+         kValidatingWebhooks,
          json::object{
              {"apiVersion", "admissionregistration.k8s.io/v1"},
              {"kind", "ValidatingWebhookConfiguration"},
@@ -392,7 +368,7 @@ TEST_CASE("a binding a webhook refuses backs off 1, 2, 4 s and succeeds once it 
     KubeApi& api;
     ResourceRef ref;
     ~RemoveWebhook() { (void)api->removeSync(ref); }
-  } remove_webhook{api, named(validating, id)};
+  } remove_webhook{api, named(kValidatingWebhooks, id)};
 
   Replica replica("koord-race-webhook/" + id, id, nullptr);
   ok(api->createSync(named(kPods, "", ns.name()), pod("refused", ns.name(), id)), "create pod");
@@ -418,7 +394,7 @@ TEST_CASE("a binding a webhook refuses backs off 1, 2, 4 s and succeeds once it 
   CHECK(replica.requestedMilliCpu(cleanup.node) == 0);
 
   // Allowed again: the next try (after at most the 10 s cap and a flush) binds it.
-  REQUIRE(api->removeSync(named(validating, id)).has_value());
+  REQUIRE(api->removeSync(named(kValidatingWebhooks, id)).has_value());
   CHECK(eventually(
       30s, [&] { return nodeOf(*api, ns.name(), "refused") == cleanup.node; }, 250ms));
   CHECK(replica.bindings("refused").back().code == 201);

@@ -1,9 +1,6 @@
 // koord scheduler end to end against the real apiserver: nodes created through the API (no
 // kubelet needed to bind), pods with schedulerName koord-scheduler bound by the koord binary,
 // LoadAware filtering a hot node, batch resources, FailedScheduling reasons and preemption.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -20,6 +17,7 @@
 #include "cluster_api.h"
 #include "cluster_env.h"
 #include "koord/kube/time.h"
+#include "loopback_http.h"
 #include "manifests.h"
 #include "subprocess.h"
 
@@ -29,6 +27,7 @@ using koord::kube::ResourceRef;
 using koord::testing::eventually;
 using koord::testing::koordBinary;
 using koord::testing::KubeApi;
+using koord::testing::loopbackGet;
 using koord::testing::named;
 using koord::testing::nodeOf;
 using koord::testing::ok;
@@ -36,14 +35,9 @@ using koord::testing::str;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
 using koord::testing::uniqueName;
+using namespace koord::testing::resources;
 
 namespace {
-
-const ResourceRef kPods{"", "v1", "pods", "", "", ""};
-const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
-const ResourceRef kEvents{"", "v1", "events", "", "", ""};
-const ResourceRef kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", "", "", ""};
-const ResourceRef kNodeMetrics{"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""};
 
 // An API-only node: 4 CPU / 32Gi / 110 pods (plus `extra` allocatable), labelled for this test.
 json::object node(const std::string& name, const std::string& id, json::object extra = {}) {
@@ -121,37 +115,12 @@ struct Scheduler {
   }
 };
 
-// A plain HTTP/1.0 GET on loopback: the body on a 200, else "".
-std::string httpGet(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
-      char buf[8192];
-      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-        response.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  ::close(fd);
-  const auto body = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.1 200", 0) != 0 && response.rfind("HTTP/1.0 200", 0) != 0)
-    return "";
-  return body == std::string::npos ? "" : response.substr(body + 4);
-}
-
 }  // namespace
 
 TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preemption",
           "[cluster][scheduler]") {
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyCrds(*api);
   const std::string id = uniqueName("ks");
   TestNamespace sys(*api, "koord-sched-sys");
   TestNamespace work(*api, "koord-sched");
@@ -207,10 +176,9 @@ TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preempti
 
   // Leading, caches synced, serving its probes and metrics.
   REQUIRE(eventually(60s, [&] {
-    return api->getSync({"coordination.k8s.io", "v1", "leases", sys.name(), "koord-scheduler", ""})
-        .has_value();
+    return api->getSync(named(kLeases, "koord-scheduler", sys.name())).has_value();
   }));
-  REQUIRE(eventually(30s, [&] { return httpGet(scheduler.port, "/healthz") == "ok"; }));
+  REQUIRE(eventually(30s, [&] { return loopbackGet(scheduler.port, "/healthz") == "ok"; }));
 
   SECTION("bind, load, batch, failures") {
     // 1. A plain pod is bound to one of the two nodes, with a Scheduled Event from the profile.
@@ -276,9 +244,8 @@ TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preempti
       json::object status{
           {"updateTime", koord::kube::formatTime(std::chrono::system_clock::now())},
           {"nodeMetric", {{"nodeUsage", {{"resources", {{"cpu", cpu}, {"memory", "2Gi"}}}}}}}};
-      ok(api->patchSync(
-             named({"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", "status"}, n),
-             koord::kube::PatchType::kMergePatch, json::object{{"status", status}}),
+      ok(api->patchSync(koord::testing::subresource(kNodeMetrics, "status", n),
+                        koord::kube::PatchType::kMergePatch, json::object{{"status", status}}),
          "report NodeMetric");
     };
     report(node_a, "3600m");
@@ -296,7 +263,7 @@ TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preempti
     }
 
     // Metrics: attempts by result and the e2e latency histogram.
-    const std::string metrics = httpGet(scheduler.port, "/metrics");
+    const std::string metrics = loopbackGet(scheduler.port, "/metrics");
     CHECK_THAT(metrics, Catch::Contains("scheduler_schedule_attempts_total{result=\"scheduled\","
                                         "profile=\"koord-scheduler\"}"));
     CHECK_THAT(metrics,
@@ -346,9 +313,7 @@ TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preempti
       return h && str(*h, {"status", "nominatedNodeName"}) == victim_node;
     }));
     // No kubelet runs these nodes: finish the victim's graceful deletion as a kubelet would.
-    koord::kube::DeleteOptions now;
-    now.grace_period_seconds = 0;
-    (void)api->removeSync(named(kPods, victim, work.name()), now);
+    (void)koord::testing::removePodNow(*api, work.name(), victim);
     REQUIRE(eventually(60s, [&] { return !nodeOf(*api, work.name(), "high").empty(); }));
     CHECK(nodeOf(*api, work.name(), "high") == victim_node);
     // The other low pod was not touched.
@@ -358,12 +323,6 @@ TEST_CASE("scheduler: binds pods, LoadAware, batch resources, failures, preempti
   }
 
   // Pods left on the API-only nodes are removed at once (no kubelet would ever confirm).
-  koord::kube::DeleteOptions force;
-  force.grace_period_seconds = 0;
-  auto list = api->listSync(named(kPods, "", work.name()));
-  if (list) {
-    for (const auto& p : list->at("items").as_array())
-      (void)api->removeSync(named(kPods, str(p, {"metadata", "name"}), work.name()), force);
-  }
+  koord::testing::removeAllPodsNow(*api, work.name());
   std::filesystem::remove(config_path);
 }

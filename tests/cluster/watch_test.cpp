@@ -34,9 +34,11 @@ using namespace koord::kube;
 namespace {
 
 using Api = koord::testing::KubeApi;
+using koord::testing::named;
 using koord::testing::ok;
 using koord::testing::TestNamespace;
 using koord::testing::uniqueName;
+using namespace koord::testing::resources;
 
 // Events and errors a Watcher delivered, waited on from the test thread.
 struct Recorder {
@@ -124,7 +126,7 @@ TEST_CASE("http stream: a watch body arrives piece by piece and cancel ends it",
 TEST_CASE("Watcher delivers ADDED, MODIFIED, DELETED in order", "[cluster]") {
   Api api(tokenConfig());
   TestNamespace ns(*api, "koord-watch");
-  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  ResourceRef cms = named(kConfigMaps, "", ns.name());
   auto list = ok(api->listSync(cms), "list");
   WatchOptions opts;
   opts.resource_version = rvOf(list);
@@ -162,7 +164,7 @@ TEST_CASE("Watcher delivers ADDED, MODIFIED, DELETED in order", "[cluster]") {
 TEST_CASE("Watcher resumes after the server ends a stream", "[cluster]") {
   Api api(tokenConfig());
   TestNamespace ns(*api, "koord-watch-resume");
-  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  ResourceRef cms = named(kConfigMaps, "", ns.name());
   auto list = ok(api->listSync(cms), "list");
   WatchOptions opts;
   opts.resource_version = rvOf(list);
@@ -188,7 +190,7 @@ TEST_CASE("Watcher resumes after the server ends a stream", "[cluster]") {
 TEST_CASE("Watcher from a compacted resourceVersion reports expired", "[cluster]") {
   Api api(tokenConfig());
   TestNamespace ns(*api, "koord-watch-old");
-  ResourceRef cms{"", "v1", "configmaps", ns.name(), "", ""};
+  ResourceRef cms = named(kConfigMaps, "", ns.name());
   WatchOptions opts;
   opts.resource_version = "1";
   Recorder rec;

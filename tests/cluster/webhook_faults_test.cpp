@@ -56,12 +56,8 @@ using koord::testing::uniqueName;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using namespace koord::testing::resources;
 
-const ResourceRef kPods{"", "v1", "pods", "", "", ""};
-const ResourceRef kMutating{
-    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "", "", ""};
-const ResourceRef kValidating{
-    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "", ""};
 // Only namespaces with this label (and the test's value) reach the test's webhooks: a Fail
 // webhook that reached every namespace would refuse the other cluster tests' pods while the
 // manager is down.
@@ -82,7 +78,7 @@ bool contains(const std::string& s, const char* part) {
 }
 
 void labelNamespace(koord::kube::RestClient& api, const std::string& ns, json::object labels) {
-  ok(api.patchSync(named(koord::testing::kNamespaces, ns), koord::kube::PatchType::kMergePatch,
+  ok(api.patchSync(named(kNamespaces, ns), koord::kube::PatchType::kMergePatch,
                    json::object{{"metadata", {{"labels", std::move(labels)}}}}),
      "label namespace");
 }
@@ -160,7 +156,7 @@ struct Configurations {
       : api(client), id(std::move(name)) {
     for (bool mutating : {true, false}) {
       ok(api.createSync(
-             mutating ? kMutating : kValidating,
+             mutating ? kMutatingWebhooks : kValidatingWebhooks,
              json::object{
                  {"apiVersion", "admissionregistration.k8s.io/v1"},
                  {"kind",
@@ -174,15 +170,15 @@ struct Configurations {
     }
   }
   ~Configurations() {
-    (void)api.removeSync(named(kMutating, name(true)));
-    (void)api.removeSync(named(kValidating, name(false)));
+    (void)api.removeSync(named(kMutatingWebhooks, name(true)));
+    (void)api.removeSync(named(kValidatingWebhooks, name(false)));
   }
   Configurations(const Configurations&) = delete;
   Configurations& operator=(const Configurations&) = delete;
 
   std::string name(bool mutating) const { return id + (mutating ? "-mutating" : "-validating"); }
   ResourceRef ref(bool mutating) const {
-    return named(mutating ? kMutating : kValidating, name(mutating));
+    return named(mutating ? kMutatingWebhooks : kValidatingWebhooks, name(mutating));
   }
 
   // Both hold webhooks pointing at `port`, all with one caBundle (decoded into *ca when given),
@@ -312,7 +308,7 @@ TEST_CASE(
     "admit them, and the manager comes back",
     "[webhook-down]") {
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyCrds(*api);
   const std::string id = uniqueName("koord-whdown");
   TestNamespace sys(*api, "koord-whdown-sys");
   TestNamespace apps(*api, "koord-whdown-apps");
@@ -548,15 +544,16 @@ TEST_CASE("webhook overrun: koord's deadline answers 503 before the apiserver's 
                     control ? no_deadline.server->port() : koord_server.server->port(), ca.cert_pem,
                     std::string(c.what) == "ignore" ? "Ignore" : "Fail", scope));
   }
-  ok(api->createSync(kValidating, json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
-                                               {"kind", "ValidatingWebhookConfiguration"},
-                                               {"metadata", {{"name", id}}},
-                                               {"webhooks", std::move(webhooks)}}),
+  ok(api->createSync(kValidatingWebhooks,
+                     json::object{{"apiVersion", "admissionregistration.k8s.io/v1"},
+                                  {"kind", "ValidatingWebhookConfiguration"},
+                                  {"metadata", {{"name", id}}},
+                                  {"webhooks", std::move(webhooks)}}),
      "create webhook configuration");
   struct Cleanup {
     KubeApi& api;
     std::string name;
-    ~Cleanup() { (void)api->removeSync(named(kValidating, name)); }
+    ~Cleanup() { (void)api->removeSync(named(kValidatingWebhooks, name)); }
   } cleanup{api, id};
   for (auto& c : cases) {
     REQUIRE(eventually(30s, [&] {
@@ -695,7 +692,7 @@ TEST_CASE(
     "and the new one is served without a restart",
     "[webhook-certs]") {
   KubeApi api(tokenConfig());
-  koord::testing::applyManifestDir(*api, koord::testing::deployDir() + "/crds");
+  koord::testing::applyCrds(*api);
   const std::string id = uniqueName("koord-whcert");
   TestNamespace sys(*api, "koord-whcert-sys");
   TestNamespace apps(*api, "koord-whcert-apps");
@@ -716,9 +713,8 @@ TEST_CASE(
   manager::CertProvisionerConfig names;  // the manager's defaults, with its namespace and host
   names.namespace_ = sys.name();
   names.host = "127.0.0.1";
-  const auto serving_ref = named({"", "v1", "secrets", "", "", ""}, names.secret_name, sys.name());
-  const auto ca_ref =
-      named({"", "v1", "secrets", "", "", ""}, manager::caSecretName(names), sys.name());
+  const auto serving_ref = named(kSecrets, names.secret_name, sys.name());
+  const auto ca_ref = named(kSecrets, manager::caSecretName(names), sys.name());
   auto observe = [&] {
     CertState s;
     if (auto ca = api->getSync(ca_ref))

@@ -17,13 +17,13 @@
 #include <string_view>
 #include <vector>
 
-#include "framework/framework_handle.h"
 #include "framework/plugin_registry.h"
 #include "framework/snapshot.h"
 #include "koord/apis/node_metric.h"
 #include "koord/core/duration.h"
 #include "koord/kube/quantity.h"
 #include "plugins/loadaware/args.h"
+#include "plugins/loadaware/load_aware.h"
 #include "plugins/upstream/args_decode.h"
 #include "plugins/upstream/defaultpreemption/args.h"
 #include "plugins/upstream/interpodaffinity/args.h"
@@ -32,6 +32,7 @@
 #include "plugins/upstream/noderesources/least_allocated.h"
 #include "plugins/upstream/noderesources/most_allocated.h"
 #include "plugins/upstream/podtopologyspread/args.h"
+#include "scheduler/fake_handle.h"
 
 namespace {
 
@@ -125,37 +126,18 @@ World& world() {
   return w;
 }
 
-class StubCluster final : public ClusterView {
- public:
-  std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view node) const override {
-    return node == "n1" ? world().metric : nullptr;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
-};
-
-class StubHandle final : public FrameworkHandle {
- public:
-  const Snapshot& snapshot() const override { return world().snapshot; }
-  const ClusterView& cluster() const override { return cluster_; }
-  Status runFilterPlugins(const CycleState&, const PodInfo&, const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runFilterPluginsWithNominatedPods(const CycleState&, const PodInfo&,
-                                           const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runPreFilterAddPod(CycleState&, const PodInfo&, const PodInfo&,
-                            const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runPreFilterRemovePod(CycleState&, const PodInfo&, const PodInfo&,
-                               const NodeInfo&) const override {
-    return Status::success();
-  }
-
- private:
-  StubCluster cluster_;
-};
+// Every plugin is built on this handle: the world's snapshot, and its NodeMetric in the source
+// LoadAwareScheduling declares (the node carries none, so the plugin looks it up there).
+testkit::FakeHandle& stubHandle() {
+  static testkit::FakeHandle handle(world().snapshot);
+  static const bool filled = [] {
+    handle.fakeCluster().setObject(loadaware::kNodeMetricSource, "n1",
+                                   std::shared_ptr<const koord::apis::NodeMetric>(world().metric));
+    return true;
+  }();
+  (void)filled;
+  return handle;
+}
 
 // ---- LoadAwareScheduling: written back out with the field names it was decoded from ----
 
@@ -379,8 +361,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   checkTyped(plugin, *decoded, version);
 
-  StubHandle handle;
-  auto built = factory->create(*decoded, handle);
+  auto built = factory->create(*decoded, stubHandle());
   if (!built)
     return 0;
   runPlugin(**built);

@@ -14,6 +14,10 @@
 #include "koord/core/reactor.h"
 #include "koord/http/ops_server.h"
 
+namespace koord::kube {
+struct RestConfig;
+}
+
 namespace koord::app {
 
 /// Flags every role accepts, spelled as klog and component-base spell them.
@@ -49,6 +53,12 @@ int runRole(std::string_view binary, const std::function<int()>& body);
 
 /// Parses argv into `flags`; prints usage and returns true when help was asked for.
 bool parseOrHelp(FlagSet& flags, int argc, char** argv);
+
+/// Where the API server is (kube::resolveConfig: --kubeconfig, in-cluster, $KUBECONFIG,
+/// ~/.kube/config), with the role's client-side rate limit and user agent. Throws ConfigError
+/// when there is none.
+kube::RestConfig apiServerConfig(const std::string& kubeconfig, double qps, int burst,
+                                 std::string user_agent);
 
 /// "host:port", bracketing IPv6 hosts as Go's net.JoinHostPort does.
 std::string joinHostPort(std::string_view host, int port);

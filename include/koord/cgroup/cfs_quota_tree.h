@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 #include <cstddef>
 
@@ -33,7 +33,7 @@ std::int64_t quotaWithin(std::int64_t quota, std::int64_t ceiling);
 
 struct QuotaWriteError {
   std::string dir;
-  kube::Error error;
+  Error error;
 };
 
 struct QuotaWriteCounts {
@@ -61,8 +61,7 @@ class CfsQuotaTree {
 
   /// The tier at `quota` (over the tier's period, already written); an error for the tier's own
   /// write (the children's errors are returned beside it and do not stop the rest).
-  kube::Expected<void> apply(std::int64_t quota,
-                             std::vector<QuotaWriteError>* child_errors = nullptr);
+  Expected<void> apply(std::int64_t quota, std::vector<QuotaWriteError>* child_errors = nullptr);
 
   /// Children lowered and not yet given back what they had (for tests and logs).
   std::size_t lowered() const { return lowered_.size(); }

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -14,17 +14,17 @@ class ResourceExecutor;
 enum class Resource;
 
 /// A resource whose file holds one integer, in v1 terms (cpu.max's quota half as -1 for "max").
-kube::Expected<std::int64_t> readInt64(const ResourceExecutor& e, std::string_view dir, Resource r);
+Expected<std::int64_t> readInt64(const ResourceExecutor& e, std::string_view dir, Resource r);
 /// cpuset.cpus as CPU ids.
-kube::Expected<std::vector<int>> readCpuSet(const ResourceExecutor& e, std::string_view dir);
+Expected<std::vector<int>> readCpuSet(const ResourceExecutor& e, std::string_view dir);
 
 /// Cumulative CPU time in nanoseconds: v1 cpuacct.usage, v2 cpu.stat usage_usec x 1000.
-kube::Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::string_view dir);
+Expected<std::uint64_t> readCpuUsageNanos(const ResourceExecutor& e, std::string_view dir);
 
 /// Memory in use without page cache, as Koordinator counts it: v1 memory.stat
 /// total_inactive_anon + total_active_anon + total_unevictable (hierarchical, so a pod includes
 /// its containers), v2 memory.stat inactive_anon + active_anon + unevictable.
-kube::Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e, std::string_view dir);
+Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e, std::string_view dir);
 
 struct CpuThrottling {
   std::uint64_t nr_periods = 0;
@@ -32,6 +32,6 @@ struct CpuThrottling {
   std::uint64_t throttled_nanos = 0;
 };
 /// cpu.stat: v1 throttled_time (ns), v2 throttled_usec.
-kube::Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string_view dir);
+Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string_view dir);
 
 }  // namespace koord::cgroup

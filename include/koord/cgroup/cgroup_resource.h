@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "koord/cgroup/cgroup_version.h"
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -49,7 +49,7 @@ bool resourceWritable(Resource r);
 /// Checks a value given in v1 terms (shares 2..262144, quota -1 or 1000.., period
 /// 1000..1000000, burst >= 0, idle 0 or 1, memory limit -1 or > 0, cpuset lists in the kernel's
 /// syntax) and returns it normalized (trimmed, canonical integer). The error names the resource.
-kube::Expected<std::string> validateValue(Resource r, std::string_view value);
+Expected<std::string> validateValue(Resource r, std::string_view value);
 
 /// cpu.shares -> cpu.weight as the kernel's cgroup v1 compatibility does:
 /// 1 + (shares - 2) * 9999 / 262142, so 2 -> 1, 1024 -> 39, 262144 -> 10000.

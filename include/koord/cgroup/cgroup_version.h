@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -17,14 +17,13 @@ std::string_view cgroupDriverName(CgroupDriver d);
 
 /// statfs(2) on `root`: cgroup2fs is v2, a tmpfs or cgroup mount is v1. A root on any other
 /// filesystem (a test's temp tree) is v2 when it holds cgroup.controllers, v1 otherwise.
-kube::Expected<CgroupVersion> detectCgroupVersion(const std::filesystem::path& root);
+Expected<CgroupVersion> detectCgroupVersion(const std::filesystem::path& root);
 
 /// The driver the kubelet used, from the kubepods directory it made: kubepods.slice (systemd)
 /// or kubepods (cgroupfs), under the cpu subsystem for v1. An error when neither exists yet.
-kube::Expected<CgroupDriver> detectCgroupDriver(const std::filesystem::path& root,
-                                                CgroupVersion version);
+Expected<CgroupDriver> detectCgroupDriver(const std::filesystem::path& root, CgroupVersion version);
 
 /// "cgroupfs" or "systemd"; anything else is an error naming the value.
-kube::Expected<CgroupDriver> parseCgroupDriver(std::string_view name);
+Expected<CgroupDriver> parseCgroupDriver(std::string_view name);
 
 }  // namespace koord::cgroup

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -45,7 +45,7 @@ struct CpuTopology {
 /// node directory (a kernel built without NUMA) every CPU is on node 0; a package id of -1 (no
 /// socket information, some virtual machines) reads as socket 0. An error names the file that
 /// is missing or malformed.
-kube::Expected<CpuTopology> readCpuTopology(const std::filesystem::path& sys_root = "/sys");
+Expected<CpuTopology> readCpuTopology(const std::filesystem::path& sys_root = "/sys");
 
 /// Parses a CPU list: comma-separated ids and inclusive "a-b" ranges, surrounding whitespace
 /// (the trailing newline of a sysfs or cgroup file) ignored. Returns the ids sorted and without
@@ -54,7 +54,7 @@ kube::Expected<CpuTopology> readCpuTopology(const std::filesystem::path& sys_roo
 /// above kMaxCpuId, and lists (whitespace trimmed) longer than kMaxCpuListBytes. Overlapping
 /// ranges are merged before they are expanded: the work and the result stay bounded by the
 /// list's length and kMaxCpuId.
-kube::Expected<std::vector<int>> parseCpuList(std::string_view text);
+Expected<std::vector<int>> parseCpuList(std::string_view text);
 
 /// The kernel's spelling of `cpus` (any order, duplicates allowed): "0-3,8,10-11"; "" when
 /// empty.

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "koord/cgroup/cgroup_version.h"
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -26,7 +26,7 @@ struct ContainerRef {
   std::string runtime;
   std::string id;
 };
-kube::Expected<ContainerRef> parseContainerStatusId(std::string_view container_id);
+Expected<ContainerRef> parseContainerStatusId(std::string_view container_id);
 
 /// Directories relative to a subsystem root (v1) or the unified root (v2), without a leading
 /// slash: "kubepods" / "kubepods.slice".
@@ -35,18 +35,18 @@ std::string kubepodsDir(CgroupDriver d);
 std::string qosTierDir(CgroupDriver d, QoSTier tier);
 /// "kubepods/besteffort/pod<uid>", "kubepods.slice/kubepods-besteffort.slice/
 /// kubepods-besteffort-pod<uid with _ for ->.slice"; an error naming the UID when it is not one.
-kube::Expected<std::string> podDir(CgroupDriver d, QoSTier tier, std::string_view uid);
+Expected<std::string> podDir(CgroupDriver d, QoSTier tier, std::string_view uid);
 /// <podDir>/<id> (cgroupfs) or <podDir>/<runtime prefix>-<id>.scope (systemd: cri-containerd-,
 /// docker-, crio-); an error when the ID or runtime is not one we know.
-kube::Expected<std::string> containerDir(CgroupDriver d, std::string_view pod_dir,
-                                         std::string_view runtime, std::string_view id);
+Expected<std::string> containerDir(CgroupDriver d, std::string_view pod_dir,
+                                   std::string_view runtime, std::string_view id);
 
 /// The directory a CRI cgroup parent names (what kubelet hands the runtime and runtime-proxy
 /// passes to hooks): "/kubepods/besteffort/pod<uid>" under cgroupfs, a systemd slice name
 /// "kubepods-besteffort-pod<uid>.slice" (each '-' a level:
 /// kubepods.slice/kubepods-besteffort.slice/
 /// ...) or a path of slices under systemd. An error for anything validRelativeDir refuses.
-kube::Expected<std::string> cgroupParentDir(CgroupDriver d, std::string_view parent);
+Expected<std::string> cgroupParentDir(CgroupDriver d, std::string_view parent);
 
 /// A relative cgroup directory as the functions above make them: components of letters, digits,
 /// '.', '_', '-' and '@', none of them "." or "..", no leading or trailing or double slash.

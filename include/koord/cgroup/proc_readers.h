@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -25,7 +25,7 @@ struct ProcStat {
 };
 
 /// `<proc_root>/stat`. Errors name the file and the line.
-kube::Expected<ProcStat> readProcStat(const std::filesystem::path& proc_root);
+Expected<ProcStat> readProcStat(const std::filesystem::path& proc_root);
 
 /// /proc/meminfo, in bytes.
 struct MemInfo {
@@ -38,7 +38,7 @@ struct MemInfo {
 };
 
 /// `<proc_root>/meminfo`; MemTotal and MemAvailable are required, the rest default to 0.
-kube::Expected<MemInfo> readMemInfo(const std::filesystem::path& proc_root);
+Expected<MemInfo> readMemInfo(const std::filesystem::path& proc_root);
 
 /// USER_HZ: the unit of /proc/stat's ticks.
 std::int64_t clockTicksPerSecond();

@@ -11,7 +11,7 @@
 #include "koord/cgroup/cgroup_resource.h"
 #include "koord/cgroup/cgroup_version.h"
 #include "koord/core/clock.h"
-#include "koord/kube/error.h"
+#include "koord/core/expected.h"
 
 namespace koord::cgroup {
 
@@ -27,10 +27,10 @@ enum class WriteOutcome { kWritten, kUnchanged };
 class WriteFailures;
 
 /// Whether a write failed because the kernel refused it (its code is the errno).
-bool isKernelRefusal(const kube::Error& e);
+bool isKernelRefusal(const Error& e);
 /// Whether a write was refused, by the kernel or by the range check. The executor has logged and
 /// counted such a failure already, so a caller need not log it again.
-bool isRefusedWrite(const kube::Error& e);
+bool isRefusedWrite(const Error& e);
 
 class ResourceExecutor {
  public:
@@ -47,16 +47,16 @@ class ResourceExecutor {
   /// that file, counted in koordlet_cgroup_write_errors_total{file,errno} (errno "range" for the
   /// range check's), and not tried again before a backoff (1 s doubling to 5 min) has passed; a
   /// different value is tried at once.
-  kube::Expected<WriteOutcome> write(std::string_view dir, Resource r, std::string_view value);
+  Expected<WriteOutcome> write(std::string_view dir, Resource r, std::string_view value);
 
   /// The file's content in v1 terms (cpu.weight read back as shares, cpu.max split into quota
   /// and period, "max" as -1), trimmed.
-  kube::Expected<std::string> read(std::string_view dir, Resource r) const;
+  Expected<std::string> read(std::string_view dir, Resource r) const;
 
   /// The child cgroups of `dir` (under the resource's subsystem for v1), as relative directories
   /// ("kubepods/besteffort/pod<uid>"), sorted; entries that are not directories or whose names
   /// fall outside the relative-directory grammar are skipped.
-  kube::Expected<std::vector<std::string>> listChildren(std::string_view dir, Resource r) const;
+  Expected<std::vector<std::string>> listChildren(std::string_view dir, Resource r) const;
 
   /// Whether the cgroup directory exists (for v1, under the resource's subsystem).
   bool exists(std::string_view dir, Resource r) const;
@@ -65,9 +65,9 @@ class ResourceExecutor {
   std::filesystem::path pathOf(std::string_view dir, Resource r) const;
 
  private:
-  kube::Expected<std::string> readRaw(std::string_view dir, const ResourceFile& file) const;
-  kube::Expected<void> writeRaw(std::string_view dir, const ResourceFile& file,
-                                std::string_view value) const;
+  Expected<std::string> readRaw(std::string_view dir, const ResourceFile& file) const;
+  Expected<void> writeRaw(std::string_view dir, const ResourceFile& file,
+                          std::string_view value) const;
 
   CgroupRoot root_;
   std::shared_ptr<WriteFailures> failures_;

@@ -1,41 +1,20 @@
-// The error type of the kube layer's parsers and JSON projections: a message that names the bad
-// field or token, plus an error_code so a caller can fold it into koord::Result.
+// The kube layer's names for koord::Error and koord::Expected (core/expected.h): parsers and JSON
+// projections answer a message naming the bad field plus an error_code.
 #pragma once
-
-#include <boost/assert/source_location.hpp>
-#include <boost/system/error_code.hpp>
-#include <boost/system/result.hpp>
 
 #include <string>
 #include <utility>
 
-#include "koord/core/result.h"
+#include "koord/core/expected.h"
 
 namespace koord::kube {
 
-struct Error {
-  // Two arguments on purpose: an Error constructible from a lone string would make
-  // Expected<std::string> ambiguous.
-  /// What error() answers for a result that holds a value.
-  Error() = default;
-  Error(std::string message_in, boost::system::error_code code_in)
-      : message(std::move(message_in)), code(code_in) {}
-
-  std::string message;
-  boost::system::error_code code;
-};
-
-/// A value or an Error. boost::system::result rather than koord::Result because an error_code
-/// alone cannot say which field of a pod spec was wrong.
+using Error = koord::Error;
 template <typename T>
-using Expected = boost::system::result<T, Error>;
+using Expected = koord::Expected<T>;
 
 inline Error makeKubeError(std::string message) {
-  return Error(std::move(message), makeError(Errc::kInvalidArgument));
+  return invalidArgument(std::move(message));
 }
-
-/// Found by boost::system::result through ADL when value() is called on an error: that is a
-/// programmer error (the caller did not check), so it throws.
-[[noreturn]] void throw_exception_from_error(const Error& e, const boost::source_location& loc);
 
 }  // namespace koord::kube

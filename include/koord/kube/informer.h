@@ -102,7 +102,7 @@ class Informer : private ReflectorTarget {
       throw std::logic_error(std::string("Informer::") + what + " after start()");
   }
 
-  std::shared_ptr<const T> project(const ObjectMeta& meta, const boost::json::value& object) {
+  std::shared_ptr<const T> project(const ObjectIdentity& meta, const boost::json::value& object) {
     auto projected = projection_(object);
     if (!projected) {
       KOORD_LOG_WARNING("informer {}: {} ignored: {}", key_, meta.key, projected.error().message);
@@ -113,7 +113,7 @@ class Informer : private ReflectorTarget {
     return std::make_shared<const T>(std::move(*projected));
   }
 
-  void upsert(const ObjectMeta& meta, const boost::json::value& object) {
+  void upsert(const ObjectIdentity& meta, const boost::json::value& object) {
     auto obj = project(meta, object);
     if (!obj)
       return;
@@ -140,7 +140,7 @@ class Informer : private ReflectorTarget {
 
   // ReflectorTarget
   void beginReplace() override { seen_.clear(); }
-  void replaceItem(const ObjectMeta& meta, const boost::json::value& object) override {
+  void replaceItem(const ObjectIdentity& meta, const boost::json::value& object) override {
     seen_.insert(meta.key);
     // An unchanged object (same resourceVersion) is neither re-projected nor announced: a relist
     // of 10k pods where nothing moved costs a map lookup each, and handlers stay quiet.
@@ -161,7 +161,7 @@ class Informer : private ReflectorTarget {
     sync_cv_.notify_all();
   }
   void abortReplace() override { seen_.clear(); }
-  void apply(WatchEventType type, const ObjectMeta& meta,
+  void apply(WatchEventType type, const ObjectIdentity& meta,
              const boost::json::value& object) override {
     if (type == WatchEventType::kDeleted)
       return remove(meta.key);

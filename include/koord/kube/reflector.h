@@ -21,14 +21,14 @@ class io_context;
 namespace koord::kube {
 
 /// The identity of a listed or watched object, read from its metadata.
-struct ObjectMeta {
+struct ObjectIdentity {
   /// "namespace/name", or "name" for cluster-scoped objects (client-go's MetaNamespaceKeyFunc).
   std::string key;
   std::string resource_version;
 };
 
 /// Reads metadata.namespace/name/resourceVersion; an error when there is no name.
-Expected<ObjectMeta> readObjectMeta(const boost::json::value& object);
+Expected<ObjectIdentity> readObjectIdentity(const boost::json::value& object);
 
 /// Receives what the reflector sees. Calls never overlap: they come one at a time, in order,
 /// though not always on the same thread. An `object` lives only for the call (a list's items sit
@@ -38,14 +38,14 @@ class ReflectorTarget {
   virtual ~ReflectorTarget() = default;
   /// A (re)list starts; the objects of the list follow through replaceItem.
   virtual void beginReplace() = 0;
-  virtual void replaceItem(const ObjectMeta& meta, const boost::json::value& object) = 0;
+  virtual void replaceItem(const ObjectIdentity& meta, const boost::json::value& object) = 0;
   /// The list is complete: objects not named since beginReplace are gone.
   virtual void endReplace(const std::string& resource_version) = 0;
   /// A list broke off part way (an expired continue token, a lost connection); the next
   /// beginReplace starts over.
   virtual void abortReplace() = 0;
   /// ADDED, MODIFIED or DELETED from the watch (never BOOKMARK or ERROR).
-  virtual void apply(WatchEventType type, const ObjectMeta& meta,
+  virtual void apply(WatchEventType type, const ObjectIdentity& meta,
                      const boost::json::value& object) = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include "koord/core/log.h"
 #include "koord/core/saturating.h"
+#include "koordlet_options.h"
 #include "metriccache/metric_cache.h"
 #include "qosmanager/evict/cpu_evict_planner.h"
 #include "qosmanager/evict/eviction_strategy.h"
@@ -187,6 +188,22 @@ EvictRound QoSEvictors::cpuEvictOnce(const StatesSnapshot& states,
   }
   last_cpu_evict_ = now;
   return round;
+}
+
+EvictionRoundStrategy::EvictionRoundStrategy(const StrategyContext& c, Round round)
+    : evictor_(c.evictor),
+      evictors_(c.cache, c.evictor, c.options.collect_res_used_interval,
+                std::chrono::seconds(c.options.memory_evict_cool_time_seconds),
+                std::chrono::seconds(c.options.cpu_evict_cool_time_seconds)),
+      round_(round) {}
+
+bool EvictionRoundStrategy::ready() const {
+  return evictor_.evictionVersion().has_value();
+}
+
+void EvictionRoundStrategy::runOnce(const StatesSnapshot& states,
+                                    std::chrono::system_clock::time_point now) {
+  (evictors_.*round_)(states, now);
 }
 
 }  // namespace koord::roles::koordlet::qosmanager

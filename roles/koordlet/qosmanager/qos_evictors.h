@@ -6,6 +6,7 @@
 #include <string>
 
 #include "qosmanager/evict/pod_evictor.h"
+#include "qosmanager/framework/strategy.h"
 
 namespace koord::roles::koordlet {
 
@@ -46,6 +47,24 @@ class QoSEvictors {
   std::chrono::system_clock::time_point last_cpu_evict_{};
   std::string memory_last_error_;
   std::string cpu_last_error_;
+};
+
+/// One of the rounds above as a QoS strategy. Each strategy has evictors of its own: the two
+/// rounds share no state but the PodEvictor's.
+class EvictionRoundStrategy final : public QoSStrategy {
+ public:
+  using Round = EvictRound (QoSEvictors::*)(const StatesSnapshot&,
+                                            std::chrono::system_clock::time_point);
+  EvictionRoundStrategy(const StrategyContext& context, Round round);
+
+  /// Not before the API server said which Eviction version it takes.
+  bool ready() const override;
+  void runOnce(const StatesSnapshot& states, std::chrono::system_clock::time_point now) override;
+
+ private:
+  const PodEvictor& evictor_;
+  QoSEvictors evictors_;
+  Round round_;
 };
 
 }  // namespace qosmanager

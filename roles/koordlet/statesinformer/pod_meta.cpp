@@ -7,6 +7,7 @@
 #include "koord/cgroup/kubepods_path.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/object_meta.h"
 
 namespace koord::roles::koordlet {
 
@@ -84,26 +85,20 @@ kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
     return meta.error();
   if (*meta == nullptr)
     return kube::makeKubeError("metadata: missing");
-  auto ns = jf::stringField(**meta, "namespace", "metadata");
-  auto name = jf::stringField(**meta, "name", "metadata");
-  auto uid = jf::stringField(**meta, "uid", "metadata");
-  if (!ns)
-    return ns.error();
-  if (!name)
-    return name.error();
-  if (!uid)
-    return uid.error();
-  p.namespace_ = std::move(*ns);
-  p.name = std::move(*name);
-  p.uid = std::move(*uid);
+  // deletionTimestamp only for its presence: a pod being deleted is terminating whatever the
+  // time says.
+  using Fields = kube::ObjectMetaFields;
+  kube::ObjectMeta m;
+  if (auto read = kube::decodeObjectMeta(
+          o, {.members = Fields::kNamespace | Fields::kName | Fields::kUid | Fields::kLabels}, m);
+      !read)
+    return read.error();
+  p.namespace_ = std::move(m.namespace_);
+  p.name = std::move(m.name);
+  p.uid = std::move(m.uid);
+  p.labels = std::move(m.labels);
   if (p.name.empty() || p.uid.empty())
     return kube::makeKubeError("metadata.name and metadata.uid: required");
-  if (const auto* labels = jf::field(**meta, "labels")) {
-    auto l = kube::decodeStringMap(*labels, "metadata.labels");
-    if (!l)
-      return l.error();
-    p.labels = std::move(*l);
-  }
   if (const auto* del = jf::field(**meta, "deletionTimestamp"); del && !del->is_null())
     p.terminating = true;
 

@@ -12,6 +12,7 @@
 
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/object_meta.h"
 #include "noderesource/quantity_math.h"
 
 namespace koord::roles::manager::noderesource {
@@ -222,28 +223,16 @@ kube::Expected<NodeView> decodeNodeView(const boost::json::value& v) {
   const json::object& root = v.get_object();
   NodeView out;
 
-  auto metadata = objectField(root, "metadata", "");
-  if (!metadata)
-    return metadata.error();
-  if (*metadata != nullptr) {
-    const json::object& meta = **metadata;
-    auto name = stringField(meta, "name", "metadata");
-    if (!name)
-      return name.error();
-    out.name = std::move(*name);
-    if (const json::value* labels = field(meta, "labels")) {
-      auto decoded = kube::decodeStringMap(*labels, "metadata.labels");
-      if (!decoded)
-        return decoded.error();
-      out.labels = std::move(*decoded);
-    }
-    if (const json::value* annotations = field(meta, "annotations")) {
-      auto decoded = kube::decodeStringMap(*annotations, "metadata.annotations");
-      if (!decoded)
-        return decoded.error();
-      out.annotations = std::move(*decoded);
-    }
+  using F = kube::ObjectMetaFields;
+  kube::ObjectMeta meta;
+  if (auto ok =
+          kube::decodeObjectMeta(root, {.members = F::kName | F::kLabels | F::kAnnotations}, meta);
+      !ok) {
+    return ok.error();
   }
+  out.name = std::move(meta.name);
+  out.labels = std::move(meta.labels);
+  out.annotations = std::move(meta.annotations);
 
   auto status = objectField(root, "status", "");
   if (!status)
@@ -281,31 +270,17 @@ kube::Expected<PodView> decodePodView(const boost::json::value& v) {
   const json::object& root = v.get_object();
   PodView out;
 
-  kube::Labels labels;
-  auto metadata = objectField(root, "metadata", "");
-  if (!metadata)
-    return metadata.error();
-  if (*metadata != nullptr) {
-    const json::object& meta = **metadata;
-    auto ns = stringField(meta, "namespace", "metadata");
-    if (!ns)
-      return ns.error();
-    out.namespace_ = std::move(*ns);
-    auto name = stringField(meta, "name", "metadata");
-    if (!name)
-      return name.error();
-    out.name = std::move(*name);
-    auto uid = stringField(meta, "uid", "metadata");
-    if (!uid)
-      return uid.error();
-    out.uid = std::move(*uid);
-    if (const json::value* l = field(meta, "labels")) {
-      auto decoded = kube::decodeStringMap(*l, "metadata.labels");
-      if (!decoded)
-        return decoded.error();
-      labels = std::move(*decoded);
-    }
+  using F = kube::ObjectMetaFields;
+  kube::ObjectMeta meta;
+  if (auto ok = kube::decodeObjectMeta(
+          root, {.members = F::kNamespace | F::kName | F::kUid | F::kLabels}, meta);
+      !ok) {
+    return ok.error();
   }
+  out.namespace_ = std::move(meta.namespace_);
+  out.name = std::move(meta.name);
+  out.uid = std::move(meta.uid);
+  kube::Labels labels = std::move(meta.labels);
 
   std::vector<Container> regular;
   std::vector<Container> init;

@@ -209,11 +209,10 @@ kube::Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
   if (!name)
     return name.error();
   out.name = std::move(*name);
-  if (const json::value* dry_run = field(*request, "dryRun")) {
-    if (!dry_run->is_bool())
-      return typeError("request.dryRun", "boolean", *dry_run);
-    out.dry_run = dry_run->get_bool();
-  }
+  auto dry_run = boolField(*request, "dryRun", "request");
+  if (!dry_run)
+    return dry_run.error();
+  out.dry_run = *dry_run;
 
   if (const json::value* user = field(*request, "userInfo")) {
     const json::object* info = user->if_object();

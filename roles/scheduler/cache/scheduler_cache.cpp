@@ -19,8 +19,10 @@ std::shared_ptr<NodeInfo> SchedulerCache::copyOf(const std::string& name) const 
   if (auto it = nodes_.find(name); it != nodes_.end())
     return std::make_shared<NodeInfo>(*it->second);
   auto fresh = std::make_shared<NodeInfo>();
-  if (auto m = metrics_.find(name); m != metrics_.end())
-    fresh->node_metric = m->second;
+  if (auto objects = node_objects_.find(name); objects != node_objects_.end()) {
+    for (const auto& [kind, attach] : objects->second)
+      attach(*fresh);
+  }
   return fresh;
 }
 
@@ -84,30 +86,47 @@ kube::Expected<void> SchedulerCache::removeNode(const std::string& name) {
   return {};
 }
 
-kube::Expected<void> SchedulerCache::setNodeMetric(const std::string& node_name,
-                                                   std::shared_ptr<const apis::NodeMetric> metric) {
-  if (metric == nullptr)
-    return cacheError(fmt::format("nodeMetric {}: null", node_name));
+kube::Expected<void> SchedulerCache::setNodeObject(const std::string& kind,
+                                                   const std::string& node_name,
+                                                   std::function<void(NodeInfo&)> attach) {
   std::lock_guard lock(mu_);
-  metrics_[node_name] = metric;
   if (nodes_.contains(node_name)) {
     auto info = copyOf(node_name);
-    info->node_metric = std::move(metric);
+    attach(*info);
+    publish(node_name, std::move(info));
+  }
+  node_objects_[node_name][kind] = std::move(attach);
+  return {};
+}
+
+kube::Expected<void> SchedulerCache::removeNodeObject(
+    const std::string& kind, const std::string& node_name,
+    const std::function<void(NodeInfo&)>& detach) {
+  std::lock_guard lock(mu_);
+  auto objects = node_objects_.find(node_name);
+  if (objects == node_objects_.end() || objects->second.erase(kind) == 0)
+    return cacheError(fmt::format("{} {}: not found in the scheduler cache", kind, node_name));
+  if (objects->second.empty())
+    node_objects_.erase(objects);
+  if (nodes_.contains(node_name)) {
+    auto info = copyOf(node_name);
+    detach(*info);
     publish(node_name, std::move(info));
   }
   return {};
 }
 
+kube::Expected<void> SchedulerCache::setNodeMetric(const std::string& node_name,
+                                                   std::shared_ptr<const apis::NodeMetric> metric) {
+  if (metric == nullptr)
+    return cacheError(fmt::format("nodeMetric {}: null", node_name));
+  return setNodeObject("nodeMetric", node_name,
+                       [metric](NodeInfo& info) { info.node_metric = metric; });
+}
+
 kube::Expected<void> SchedulerCache::removeNodeMetric(const std::string& node_name) {
-  std::lock_guard lock(mu_);
-  if (metrics_.erase(node_name) == 0)
-    return cacheError(fmt::format("nodeMetric {}: not found in the scheduler cache", node_name));
-  if (nodes_.contains(node_name)) {
-    auto info = copyOf(node_name);
-    info->node_metric = nullptr;
-    publish(node_name, std::move(info));
-  }
-  return {};
+  return removeNodeObject("nodeMetric", node_name,
+                          [](NodeInfo& info) { info.node_metric = nullptr; });
 }
 
 void SchedulerCache::addPodLocked(std::shared_ptr<const PodInfo> pod) {

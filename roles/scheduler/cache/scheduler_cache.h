@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,7 +60,14 @@ class SchedulerCache {
   kube::Expected<void> updateNode(std::shared_ptr<const Node> node);
   kube::Expected<void> removeNode(const std::string& name);
 
-  // NodeMetrics, kept by node name and attached to that node's NodeInfo whenever one exists.
+  // Objects kept on a node's NodeInfo (plugin-declared kinds with a node slot): `attach` is
+  // kept by kind and node name and applied to that node's NodeInfo whenever one exists;
+  // `detach` clears it. `kind` names the kind in errors ("nodeMetric").
+  kube::Expected<void> setNodeObject(const std::string& kind, const std::string& node_name,
+                                     std::function<void(NodeInfo&)> attach);
+  kube::Expected<void> removeNodeObject(const std::string& kind, const std::string& node_name,
+                                        const std::function<void(NodeInfo&)>& detach);
+  /// setNodeObject for NodeInfo::node_metric.
   kube::Expected<void> setNodeMetric(const std::string& node_name,
                                      std::shared_ptr<const apis::NodeMetric> metric);
   kube::Expected<void> removeNodeMetric(const std::string& node_name);
@@ -102,7 +110,7 @@ class SchedulerCache {
     std::optional<Clock::time_point> deadline;
   };
 
-  /// A writable copy of name's NodeInfo, or a fresh one carrying its NodeMetric.
+  /// A writable copy of name's NodeInfo, or a fresh one carrying its node objects.
   std::shared_ptr<NodeInfo> copyOf(const std::string& name) const;
   /// Publishes info for name under the next generation.
   void publish(const std::string& name, std::shared_ptr<NodeInfo> info);
@@ -117,7 +125,9 @@ class SchedulerCache {
   std::unordered_map<std::string, std::shared_ptr<const NodeInfo>> nodes_;
   /// Each NodeInfo's name by its generation, newest last: updateSnapshot walks only the tail.
   std::map<std::int64_t, std::string> by_generation_;
-  std::unordered_map<std::string, std::shared_ptr<const apis::NodeMetric>> metrics_;
+  /// Node objects' attach functions by node name, then kind.
+  std::unordered_map<std::string, std::map<std::string, std::function<void(NodeInfo&)>>>
+      node_objects_;
   std::unordered_map<std::string, PodState> pods_;
   std::unordered_set<std::string> assumed_;
   NodeTree tree_;

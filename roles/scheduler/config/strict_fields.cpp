@@ -85,12 +85,7 @@ kube::Expected<std::optional<double>> numberField(const json::object& o, std::st
 
 kube::Expected<std::optional<bool>> boolField(const json::object& o, std::string_view name,
                                               std::string_view path) {
-  const json::value* v = jf::field(o, name);
-  if (v == nullptr)
-    return std::optional<bool>();
-  if (!v->is_bool())
-    return jf::typeError(jf::childPath(path, name), "boolean", *v);
-  return std::optional<bool>(v->get_bool());
+  return jf::optionalBoolField(o, name, path);
 }
 
 kube::Expected<std::optional<std::string>> stringField(const json::object& o, std::string_view name,

@@ -1,5 +1,5 @@
 // What a plugin can reach beyond its own arguments: the cycle's snapshot, the profile's filters
-// (for preemption's what-if runs) and the cluster's other objects (NodeMetric, PDBs).
+// (for preemption's what-if runs) and the cluster's other objects (PDBs, plugin-declared kinds).
 #pragma once
 
 #include <functional>
@@ -12,12 +12,9 @@
 
 #include "cycle_state.h"
 #include "node_info.h"
+#include "object_source.h"
 #include "pod_info.h"
 #include "status.h"
-
-namespace koord::apis {
-struct NodeMetric;
-}
 
 namespace koord::roles::scheduler {
 
@@ -38,13 +35,25 @@ using ApiCallback = std::function<void(kube::Expected<void>)>;
 /// What plugins reach beyond the snapshot: objects other than pods and nodes from the
 /// scheduler's informers, the queue's nominations, and the API calls binding and preemption
 /// make. The role implements it over its informers and REST client; tests over fixtures. The
-/// defaults are what a scheduler without those parts sees (no nominations, no API).
+/// defaults are what a scheduler without those parts sees (no objects, no nominations, no API).
 class ClusterView {
  public:
   virtual ~ClusterView() = default;
-  /// The node's NodeMetric; null when there is none.
-  virtual std::shared_ptr<const apis::NodeMetric> nodeMetric(std::string_view node) const = 0;
-  virtual std::vector<DisruptionBudget> disruptionBudgets(std::string_view namespace_) const = 0;
+
+  /// The source of a kind some plugin declared under `key` (PluginFactory::objects); null when
+  /// no plugin declared it or it holds another type. Plugins look it up once, when built.
+  template <typename T>
+  const ObjectSource<T>* source(std::string_view key) const {
+    const AnyObjectSource* any = objectSource(key);
+    if (any == nullptr || any->type() != typeid(T))
+      return nullptr;
+    return static_cast<const ObjectSource<T>*>(any);
+  }
+  virtual const AnyObjectSource* objectSource(std::string_view /*key*/) const { return nullptr; }
+
+  virtual std::vector<DisruptionBudget> disruptionBudgets(std::string_view /*namespace_*/) const {
+    return {};
+  }
 
   /// Pods preemption nominated to `node` that are not bound yet (the queue's nominator).
   virtual std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(

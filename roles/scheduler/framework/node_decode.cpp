@@ -12,6 +12,7 @@
 
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/object_meta.h"
 
 namespace koord::roles::scheduler {
 namespace {
@@ -29,13 +30,6 @@ constexpr std::array<std::string_view, 2> kKeptNodeAnnotations = {
     "node.koordinator.sh/raw-allocatable",
     "scheduling.koordinator.sh/usage-thresholds",
 };
-
-Expected<kube::Labels> keptAnnotations(const json::object& meta) {
-  const json::value* v = field(meta, "annotations");
-  if (v == nullptr)
-    return kube::Labels{};
-  return kube::decodeStringMapEntries(*v, kKeptNodeAnnotations, "metadata.annotations");
-}
 
 // status.capacity / status.allocatable: names must be qualified names and amounts
 // non-negative, as the API server validates them.
@@ -66,40 +60,27 @@ kube::Expected<Node> decodeNode(const boost::json::value& v) {
   const json::object& root = v.get_object();
   Node node;
 
-  auto metadata = objectField(root, "metadata", "");
-  if (!metadata)
-    return metadata.error();
-  if (*metadata != nullptr) {
-    const json::object& meta = **metadata;
-    auto name = stringField(meta, "name", "metadata");
-    if (!name)
-      return name.error();
-    node.name = std::move(*name);
-    auto uid = stringField(meta, "uid", "metadata");
-    if (!uid)
-      return uid.error();
-    node.uid = std::move(*uid);
-    if (const json::value* labels = field(meta, "labels")) {
-      auto decoded = kube::decodeStringMap(*labels, "metadata.labels");
-      if (!decoded)
-        return decoded.error();
-      node.labels = std::move(*decoded);
-    }
-    auto annotations = keptAnnotations(meta);
-    if (!annotations)
-      return annotations.error();
-    node.annotations = std::move(*annotations);
-  }
+  using F = kube::ObjectMetaFields;
+  static constexpr F kRead{
+      .members = F::kName | F::kUid | F::kLabels | F::kAnnotations,
+      .kept_annotations = kKeptNodeAnnotations,
+  };
+  kube::ObjectMeta meta;
+  if (auto ok = kube::decodeObjectMeta(root, kRead, meta); !ok)
+    return ok.error();
+  node.name = std::move(meta.name);
+  node.uid = std::move(meta.uid);
+  node.labels = std::move(meta.labels);
+  node.annotations = std::move(meta.annotations);
 
   auto spec = objectField(root, "spec", "");
   if (!spec)
     return spec.error();
   if (*spec != nullptr) {
-    if (const json::value* u = field(**spec, "unschedulable")) {
-      if (!u->is_bool())
-        return typeError("spec.unschedulable", "boolean", *u);
-      node.unschedulable = u->get_bool();
-    }
+    auto unschedulable = boolField(**spec, "unschedulable", "spec");
+    if (!unschedulable)
+      return unschedulable.error();
+    node.unschedulable = *unschedulable;
     if (const json::value* taints = field(**spec, "taints")) {
       auto decoded = kube::decodeTaints(*taints, "spec.taints");
       if (!decoded)

@@ -1,26 +1,18 @@
 #include "plugin_registry.h"
 
-#include <stdexcept>
-#include <utility>
+#include <set>
 
 namespace koord::roles::scheduler {
 
-void PluginRegistry::add(std::string name, PluginFactory factory) {
-  if (factories_.contains(name))
-    throw std::logic_error("plugin registered twice: " + name);
-  factories_.emplace(std::move(name), std::move(factory));
-}
-
-const PluginFactory* PluginRegistry::find(std::string_view name) const {
-  const auto it = factories_.find(name);
-  return it == factories_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> PluginRegistry::names() const {
-  std::vector<std::string> out;
-  out.reserve(factories_.size());
-  for (const auto& [name, factory] : factories_)
-    out.push_back(name);
+std::vector<const ObjectDeclaration*> PluginRegistry::objects() const {
+  std::vector<const ObjectDeclaration*> out;
+  std::set<std::string_view> keys;
+  for (const auto& [name, factory] : entries()) {
+    for (const auto& d : factory.objects) {
+      if (keys.insert(d.key).second)
+        out.push_back(&d);
+    }
+  }
   return out;
 }
 

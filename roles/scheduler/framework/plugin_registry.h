@@ -1,16 +1,18 @@
-// Plugins by name: how each decodes its pluginConfig args (with its defaults) and how it is
-// built. A profile enables plugins from here; a name not here is a startup error.
+// Plugins by name: how each decodes its pluginConfig args (with its defaults), how it is built
+// and which objects it reads. A profile enables plugins from here; a name not here is a startup
+// error. Plugin code fills a PluginFactory with makePluginFactory (plugin_factory.h).
 #pragma once
 
 #include <boost/json/fwd.hpp>
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "declared_object.h"
+#include "koord/app/named_registry.h"
 #include "koord/kube/error.h"
 #include "plugin.h"
 
@@ -19,6 +21,11 @@ namespace koord::roles::scheduler {
 class FrameworkHandle;
 
 struct PluginFactory {
+  // For app::makeTypedFactory.
+  using Args = PluginArgs;
+  using Product = Plugin;
+  using Handle = FrameworkHandle;
+
   /// `args` is the pluginConfig entry's args as JSON (null: none given, the defaults apply);
   /// `api_version` the configuration's apiVersion (some defaults differ by version). Unknown
   /// fields and out-of-range values are errors naming the field. A plugin without args answers
@@ -29,17 +36,15 @@ struct PluginFactory {
   std::function<kube::Expected<std::shared_ptr<Plugin>>(std::shared_ptr<const PluginArgs> args,
                                                         FrameworkHandle& handle)>
       create;
+  /// Kinds the plugin reads beyond pods and nodes (declareInformer, declared_informer.h).
+  std::vector<ObjectDeclaration> objects;
 };
 
-class PluginRegistry {
+class PluginRegistry : public app::NamedRegistry<PluginFactory> {
  public:
-  /// Throws std::logic_error on a duplicate name (a programming error).
-  void add(std::string name, PluginFactory factory);
-  const PluginFactory* find(std::string_view name) const;
-  std::vector<std::string> names() const;
-
- private:
-  std::map<std::string, PluginFactory, std::less<>> factories_;
+  /// Every plugin's declared kinds, one per key (of plugins declaring the same key, the first
+  /// by name).
+  std::vector<const ObjectDeclaration*> objects() const;
 };
 
 /// Upstream's default plugins and Koordinator's, as this build has them.

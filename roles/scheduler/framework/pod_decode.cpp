@@ -19,6 +19,7 @@
 
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/object_meta.h"
 #include "koord/kube/time.h"
 
 namespace koord::roles::scheduler {
@@ -43,83 +44,6 @@ constexpr std::array<std::string_view, 3> kKeptPodAnnotations = {
 // otherwise): NodeInfo sums every pod of a node in plain int64, so a single absurd value must
 // not be able to wrap it. 2^53 is 8 PiB of memory or 9 billion cores, far above any machine.
 constexpr std::int64_t kMaxPodQuantity = std::int64_t{1} << 53;
-
-Expected<std::int64_t> intValue(const json::value& v, std::string_view path) {
-  // As Go's decoder, 1.0 and 1e3 are not integers.
-  if (v.is_int64())
-    return v.get_int64();
-  if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
-    return static_cast<std::int64_t>(v.get_uint64());
-  return typeError(path, "integer", v);
-}
-
-Expected<std::int32_t> int32Value(const json::value& v, std::string_view path) {
-  auto i = intValue(v, path);
-  if (!i)
-    return i.error();
-  if (*i < INT32_MIN || *i > INT32_MAX)
-    return makeKubeError(fmt::format("{}: {} overflows int32", path, *i));
-  return static_cast<std::int32_t>(*i);
-}
-
-Expected<bool> boolField(const json::object& o, std::string_view name, std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return false;
-  if (!v->is_bool())
-    return typeError(childPath(path, name), "boolean", *v);
-  return v->get_bool();
-}
-
-Expected<std::vector<std::string>> stringList(const json::object& o, std::string_view name,
-                                              std::string_view path) {
-  std::vector<std::string> out;
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return out;
-  std::string list_path = childPath(path, name);
-  if (!v->is_array())
-    return typeError(list_path, "array", *v);
-  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
-    const json::value& e = v->get_array()[i];
-    if (!e.is_string())
-      return typeError(indexPath(list_path, i), "string", e);
-    out.emplace_back(e.get_string());
-  }
-  return out;
-}
-
-// The array member as a list of objects (empty when absent or null).
-Expected<std::vector<const json::object*>> objectList(const json::object& o, std::string_view name,
-                                                      std::string_view path) {
-  std::vector<const json::object*> out;
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return out;
-  std::string list_path = childPath(path, name);
-  if (!v->is_array())
-    return typeError(list_path, "array", *v);
-  out.reserve(v->get_array().size());
-  for (std::size_t i = 0; i < v->get_array().size(); ++i) {
-    const json::value& e = v->get_array()[i];
-    if (!e.is_object())
-      return typeError(indexPath(list_path, i), "object", e);
-    out.push_back(&e.get_object());
-  }
-  return out;
-}
-
-// ---- time ----
-
-// metav1.Time's wire form, RFC 3339 ("2024-05-01T10:00:00Z", fractional seconds and a numeric
-// offset accepted), read by the one parser the kube layer has for Time and MicroTime.
-Expected<std::chrono::system_clock::time_point> parseTime(std::string_view s,
-                                                          std::string_view path) {
-  if (auto t = kube::parseTime(s))
-    return *t;
-  return makeKubeError(
-      fmt::format("{}: \"{}\" is not an RFC 3339 time (2006-01-02T15:04:05Z07:00)", path, s));
-}
 
 // ---- resources ----
 
@@ -522,92 +446,35 @@ Expected<void> readConditionTime(const json::object& c, const std::string& path,
     return when.error();
   if (*status != "True" || when->empty())
     return {};
-  auto t = parseTime(*when, path + ".lastTransitionTime");
+  auto t = timeValue(*when, path + ".lastTransitionTime");
   if (!t)
     return t.error();
   *target = *t;
   return {};
 }
 
-Expected<kube::Labels> keptAnnotations(const json::object& meta) {
-  const json::value* v = field(meta, "annotations");
-  if (v == nullptr)
-    return kube::Labels{};
-  return kube::decodeStringMapEntries(*v, kKeptPodAnnotations, "metadata.annotations");
-}
-
 Expected<void> decodeMetadata(const json::object& root, PodInfo& pod) {
-  auto metadata = objectField(root, "metadata", "");
-  if (!metadata)
-    return metadata.error();
-  if (*metadata == nullptr)
-    return {};
-  const json::object& meta = **metadata;
-  auto ns = stringField(meta, "namespace", "metadata");
-  if (!ns)
-    return ns.error();
-  pod.namespace_ = std::move(*ns);
-  auto name = stringField(meta, "name", "metadata");
-  if (!name)
-    return name.error();
-  pod.name = std::move(*name);
-  auto uid = stringField(meta, "uid", "metadata");
-  if (!uid)
-    return uid.error();
-  pod.uid = std::move(*uid);
-  auto rv = stringField(meta, "resourceVersion", "metadata");
-  if (!rv)
-    return rv.error();
-  pod.resource_version = std::move(*rv);
-  if (const json::value* labels = field(meta, "labels")) {
-    auto decoded = kube::decodeStringMap(*labels, "metadata.labels");
-    if (!decoded)
-      return decoded.error();
-    pod.labels = std::move(*decoded);
-  }
-  auto annotations = keptAnnotations(meta);
-  if (!annotations)
-    return annotations.error();
-  pod.annotations = std::move(*annotations);
-  auto created = stringField(meta, "creationTimestamp", "metadata");
-  if (!created)
-    return created.error();
-  if (!created->empty()) {
-    auto t = parseTime(*created, "metadata.creationTimestamp");
-    if (!t)
-      return t.error();
-    pod.creation_timestamp = *t;
-  }
-  auto deleted = stringField(meta, "deletionTimestamp", "metadata");
-  if (!deleted)
-    return deleted.error();
-  if (!deleted->empty()) {
-    if (auto t = parseTime(*deleted, "metadata.deletionTimestamp"); !t)
-      return t.error();
-    pod.terminating = true;
-  }
-  auto owners = objectList(meta, "ownerReferences", "metadata");
-  if (!owners)
-    return owners.error();
-  for (std::size_t i = 0; i < owners->size(); ++i) {
-    const json::object& ref = *(*owners)[i];
-    std::string path = indexPath("metadata.ownerReferences", i);
-    auto controller = boolField(ref, "controller", path);
-    if (!controller)
-      return controller.error();
-    if (!*controller)
-      continue;
-    // metav1.GetControllerOf: the first reference marked controller.
-    auto kind = stringField(ref, "kind", path);
-    if (!kind)
-      return kind.error();
-    auto owner = stringField(ref, "name", path);
-    if (!owner)
-      return owner.error();
-    pod.controller_kind = std::move(*kind);
-    pod.controller_name = std::move(*owner);
-    break;
-  }
+  using F = kube::ObjectMetaFields;
+  static constexpr F kRead{
+      .members = F::kNamespace | F::kName | F::kUid | F::kResourceVersion | F::kLabels |
+                 F::kAnnotations | F::kCreationTimestamp | F::kDeletionTimestamp |
+                 F::kControllerRef,
+      .kept_annotations = kKeptPodAnnotations,
+  };
+  kube::ObjectMeta meta;
+  if (auto ok = kube::decodeObjectMeta(root, kRead, meta); !ok)
+    return ok;
+  pod.namespace_ = std::move(meta.namespace_);
+  pod.name = std::move(meta.name);
+  pod.uid = std::move(meta.uid);
+  pod.resource_version = std::move(meta.resource_version);
+  pod.labels = std::move(meta.labels);
+  pod.annotations = std::move(meta.annotations);
+  if (meta.creation_timestamp)
+    pod.creation_timestamp = *meta.creation_timestamp;
+  pod.terminating = meta.deletion_timestamp.has_value();
+  pod.controller_kind = std::move(meta.controller_kind);
+  pod.controller_name = std::move(meta.controller_name);
   return {};
 }
 
@@ -794,7 +661,7 @@ kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v) {
     if (!started)
       return started.error();
     if (!started->empty()) {
-      auto t = parseTime(*started, "status.startTime");
+      auto t = timeValue(*started, "status.startTime");
       if (!t)
         return t.error();
       pod.start_time = *t;

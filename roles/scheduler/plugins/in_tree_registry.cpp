@@ -1,17 +1,35 @@
-// Every plugin this build carries, by name: upstream's and Koordinator's.
+// Every plugin this build carries, by name: upstream's and Koordinator's. One line per plugin;
+// each plugin folder's register.h declares its function.
 #include "framework/plugin_registry.h"
-#include "plugins/loadaware/loadaware.h"
-#include "plugins/upstream/defaultpreemption/default_preemption.h"
-#include "plugins/upstream/interpodaffinity/inter_pod_affinity.h"
-#include "plugins/upstream/podtopologyspread/pod_topology_spread.h"
-#include "plugins/upstream/upstream_plugins.h"
+#include "plugins/loadaware/register.h"
+#include "plugins/upstream/defaultbinder/register.h"
+#include "plugins/upstream/defaultpreemption/register.h"
+#include "plugins/upstream/interpodaffinity/register.h"
+#include "plugins/upstream/nodeaffinity/register.h"
+#include "plugins/upstream/nodename/register.h"
+#include "plugins/upstream/nodeports/register.h"
+#include "plugins/upstream/noderesources/register.h"
+#include "plugins/upstream/nodeunschedulable/register.h"
+#include "plugins/upstream/podtopologyspread/register.h"
+#include "plugins/upstream/queuesort/register.h"
+#include "plugins/upstream/tainttoleration/register.h"
 
 namespace koord::roles::scheduler {
 
 const PluginRegistry& inTreeRegistry() {
   static const PluginRegistry registry = [] {
     PluginRegistry r;
-    upstream::registerUpstreamPlugins(r);
+    upstream::registerPrioritySort(r);
+    upstream::registerNodeUnschedulable(r);
+    upstream::registerNodeName(r);
+    upstream::registerNodePorts(r);
+    upstream::registerNodeAffinity(r);
+    upstream::registerTaintToleration(r);
+    upstream::registerNodeResourcesFit(r);
+    upstream::registerNodeResourcesLeastAllocated(r);
+    upstream::registerNodeResourcesMostAllocated(r);
+    upstream::registerNodeResourcesBalancedAllocation(r);
+    upstream::registerDefaultBinder(r);
     upstream::registerInterPodAffinity(r);
     upstream::registerPodTopologySpread(r);
     upstream::registerDefaultPreemption(r);

@@ -19,10 +19,12 @@
 #include "framework/plugin_registry.h"
 #include "framework/snapshot.h"
 #include "koord/apis/node_metric.h"
-#include "koord/core/string_map.h"
+#include "plugins/loadaware/load_aware.h"
 #include "runtime/framework.h"
 #include "runtime/parallelizer.h"
 #include "runtime/schedule_pod.h"
+#include "scheduler/builders.h"
+#include "scheduler/fake_cluster.h"
 
 using namespace koord::roles::scheduler;
 namespace kube = koord::kube;
@@ -54,20 +56,6 @@ profiles:
   - schedulerName: koord-scheduler
 )";
 
-class MetricsView final : public ClusterView {
- public:
-  koord::StringMap<std::shared_ptr<const koord::apis::NodeMetric>> metrics;
-  std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view node) const override {
-    auto it = metrics.find(node);
-    return it == metrics.end() ? nullptr : it->second;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
-};
-
-kube::Quantity q(std::string_view s) {
-  return kube::Quantity::parse(s).value();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,7 +85,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "config: {}\n", cfg.error().message);
     return 1;
   }
-  MetricsView cluster;
+  // The NodeMetrics as LoadAware's declared source, declared before the plugin is built.
+  testkit::FakeCluster cluster;
+  auto& metrics = cluster.declare<koord::apis::NodeMetric>(loadaware::kNodeMetricSource);
   Parallelizer parallelizer(parallelism);
   auto fw = Framework::create(cfg->profiles.front(), registry, cluster, parallelizer);
   if (!fw) {
@@ -114,11 +104,11 @@ int main(int argc, char** argv) {
     node->name = fmt::format("node-{:05}", i);
     node->labels = {{"kubernetes.io/hostname", node->name},
                     {"topology.kubernetes.io/zone", fmt::format("zone-{}", i % 3)}};
-    kube::ResourceList alloc{{"cpu", q("4")},
-                             {"memory", q("32Gi")},
-                             {"pods", q("110")},
-                             {"kubernetes.io/batch-cpu", q("2000")},
-                             {"kubernetes.io/batch-memory", q("8Gi")}};
+    kube::ResourceList alloc{{"cpu", testkit::quantity("4")},
+                             {"memory", testkit::quantity("32Gi")},
+                             {"pods", testkit::quantity("110")},
+                             {"kubernetes.io/batch-cpu", testkit::quantity("2000")},
+                             {"kubernetes.io/batch-memory", testkit::quantity("8Gi")}};
     node->allocatable = Resource::fromList(alloc);
     node->capacity = node->allocatable;
     auto info = std::make_shared<NodeInfo>();
@@ -135,7 +125,7 @@ int main(int argc, char** argv) {
     metric->node_metric = usage;
     // As the cache attaches it; the cluster view keeps it too, for anything that asks by name.
     info->node_metric = metric;
-    cluster.metrics.emplace(node->name, metric);
+    metrics.set(node->name, metric);
   }
   Snapshot snapshot(std::move(nodes));
   std::map<std::string, std::size_t, std::less<>> index;
@@ -153,7 +143,8 @@ int main(int argc, char** argv) {
     pod->name = fmt::format("pod-{:06}", i);
     pod->uid = fmt::format("00000000-0000-0000-0000-{:012}", i);
     pod->scheduler_name = "koord-scheduler";
-    pod->requests = Resource::fromList({{"cpu", q("100m")}, {"memory", q("256Mi")}});
+    pod->requests = Resource::fromList(
+        {{"cpu", testkit::quantity("100m")}, {"memory", testkit::quantity("256Mi")}});
     pod->non_zero_requests = pod->requests;
     pod->limits = pod->requests;
     const auto c0 = std::chrono::steady_clock::now();

@@ -194,8 +194,8 @@ TEST_CASE("cert: servingCertUsable checks signer, key and every name") {
 }
 
 TEST_CASE("file_util: writeFileAtomic replaces the file whole and sets its mode") {
-  TempDir dir;
-  auto path = dir.file("secret.key");
+  koord::testing::TempTree dir{"koord-http"};
+  auto path = dir.path("secret.key").string();
   REQUIRE(writeFileAtomic(path, "first", 0600));
   auto content = readFile(path);
   REQUIRE(content);
@@ -215,10 +215,10 @@ TEST_CASE("file_util: writeFileAtomic replaces the file whole and sets its mode"
   CHECK(std::distance(std::filesystem::directory_iterator(parent),
                       std::filesystem::directory_iterator()) == 1);
 
-  auto missing = writeFileAtomic(dir.file("no/such/dir/file"), "x");
+  auto missing = writeFileAtomic(dir.path("no/such/dir/file").string(), "x");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().value() == ENOENT);
-  auto unreadable = readFile(dir.file("absent"));
+  auto unreadable = readFile(dir.path("absent").string());
   REQUIRE_FALSE(unreadable);
   CHECK(unreadable.error().value() == ENOENT);
 }

@@ -7,9 +7,10 @@
 #include <condition_variable>
 #include <functional>
 #include <future>
+#include <optional>
+#include <string>
 
-#include <fmt/format.h>
-
+#include "http_peer.h"
 #include "koord/http/client.h"
 #include "koord/http/server.h"
 #include "test_util.h"
@@ -399,47 +400,20 @@ TEST_CASE("client: callbacks run on the io_context and sendSync refuses to run t
 
 namespace {
 
-// One connection, scripted by `serve(fd)` after the request has been read: a stand-in for a
-// watch endpoint that writes a chunked body over time.
+// A watch endpoint that writes a chunked body over time, each piece as `next_chunk` gives it
+// (nullopt ends the body).
 class StreamServer {
  public:
-  explicit StreamServer(std::function<void(int)> serve) : serve_(std::move(serve)) {
-    fd_ = listenOnLoopback(port_, "stream server");
-    thread_ = std::thread([this] {
-      int conn = ::accept(fd_, nullptr, nullptr);
-      if (conn < 0)
-        return;
-      std::string buf;
-      char tmp[4096];
-      while (buf.find("\r\n\r\n") == std::string::npos) {
-        ssize_t n = ::recv(conn, tmp, sizeof tmp, 0);
-        if (n <= 0)
-          break;
-        buf.append(tmp, static_cast<std::size_t>(n));
-      }
-      serve_(conn);
-      ::close(conn);
-    });
-  }
-  ~StreamServer() {
-    ::shutdown(fd_, SHUT_RDWR);
-    thread_.join();
-    ::close(fd_);
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/watch"; }
-
-  static void write(int fd, const std::string& s) { ::send(fd, s.data(), s.size(), MSG_NOSIGNAL); }
-  static std::string chunk(const std::string& s) {
-    return fmt::format("{:x}\r\n{}\r\n", s.size(), s);
-  }
-  static constexpr const char* kHeader =
-      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  explicit StreamServer(std::function<std::optional<std::string>()> next_chunk)
+      : peer_([next_chunk](const koord::testing::PeerRequest&) {
+          koord::testing::PeerReply reply;
+          reply.next_chunk = next_chunk;
+          return reply;
+        }) {}
+  std::string url() const { return peer_.url() + "/watch"; }
 
  private:
-  std::function<void(int)> serve_;
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::thread thread_;
+  koord::testing::HttpPeer peer_;
 };
 
 // What a stream delivered, for waiting on from the test thread.
@@ -489,12 +463,17 @@ StreamHandle startStream(Client& client, const std::string& url, StreamLog& log,
 TEST_CASE("client: stream hands chunks over as they arrive and ends cleanly") {
   std::promise<void> gate;
   auto gated = gate.get_future();
-  StreamServer server([&](int fd) {
-    StreamServer::write(fd, StreamServer::kHeader);
-    StreamServer::write(fd, StreamServer::chunk("{\"a\":1}\n{\"b\""));
-    gated.wait_for(5s);  // the client must see the first piece before the rest exists
-    StreamServer::write(fd, StreamServer::chunk(":2}\n"));
-    StreamServer::write(fd, "0\r\n\r\n");
+  int pieces = 0;
+  StreamServer server([&]() -> std::optional<std::string> {
+    switch (pieces++) {
+      case 0:
+        return "{\"a\":1}\n{\"b\"";
+      case 1:
+        gated.wait_for(5s);  // the client must see the first piece before the rest exists
+        return ":2}\n";
+      default:
+        return std::nullopt;
+    }
   });
   IoThreads io;
   Client client(io.io, {});
@@ -518,13 +497,19 @@ TEST_CASE("client: stream hands chunks over as they arrive and ends cleanly") {
 TEST_CASE("client: stream idle timeout, cancel, and a callback's false all end it") {
   IoThreads io;
   Client client(io.io, {});
-  auto stall = [](int fd) {
-    StreamServer::write(fd, StreamServer::kHeader);
-    StreamServer::write(fd, StreamServer::chunk("x"));
-    std::this_thread::sleep_for(1500ms);
+  // "x", then nothing for 1.5 s.
+  auto stall = [] {
+    return [sent = false]() mutable -> std::optional<std::string> {
+      if (sent) {
+        std::this_thread::sleep_for(1500ms);
+        return std::nullopt;
+      }
+      sent = true;
+      return "x";
+    };
   };
   SECTION("idle timeout") {
-    StreamServer server(stall);
+    StreamServer server(stall());
     StreamLog log;
     startStream(client, server.url(), log, 200ms);
     REQUIRE(log.waitFor([&] { return log.done.has_value(); }));
@@ -532,7 +517,7 @@ TEST_CASE("client: stream idle timeout, cancel, and a callback's false all end i
     CHECK(log.body == "x");
   }
   SECTION("cancel from another thread") {
-    StreamServer server(stall);
+    StreamServer server(stall());
     StreamLog log;
     auto handle = startStream(client, server.url(), log);
     REQUIRE(log.waitFor([&] { return !log.body.empty(); }));
@@ -543,7 +528,7 @@ TEST_CASE("client: stream idle timeout, cancel, and a callback's false all end i
     CHECK(*log.done == boost::asio::error::operation_aborted);
   }
   SECTION("on_data returns false") {
-    StreamServer server(stall);
+    StreamServer server(stall());
     StreamLog log;
     startStream(client, server.url(), log, 0ms, true);
     REQUIRE(log.waitFor([&] { return log.done.has_value(); }, 1s));

@@ -1,5 +1,5 @@
-// Fixtures shared by the HTTP layer's tests: an io_context on background threads, scratch
-// directories, a throwaway PKI, and a raw loopback socket for speaking broken HTTP.
+// Fixtures shared by the HTTP layer's tests: an io_context on background threads, a throwaway
+// PKI, and a raw loopback socket for speaking broken HTTP (scratch directories are TempTree's).
 #pragma once
 
 #include <arpa/inet.h>
@@ -32,6 +32,7 @@
 #include "koord/http/file_util.h"
 #include "koord/http/message.h"
 #include "koord/http/server.h"
+#include "temp_tree.h"
 
 // Boost's operator<< for result<T> would need one for Response; failures print this instead.
 template <>
@@ -79,27 +80,6 @@ class IoThreads {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::atomic<int> running_{0};
   std::vector<std::thread> threads_;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "koord-http-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
-      throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
 };
 
 inline void writeOrThrow(const std::string& path, const std::string& content) {

@@ -15,11 +15,11 @@ using koord::makeError;
 namespace {
 
 struct TlsFixture {
-  TempDir dir;
+  koord::testing::TempTree dir{"koord-http"};
   Pki pki = sharedPki("koord-test-ca-1");
-  std::string cert_file = dir.file("tls.crt");
-  std::string key_file = dir.file("tls.key");
-  std::string ca_file = dir.file("ca.crt");
+  std::string cert_file = dir.path("tls.crt").string();
+  std::string key_file = dir.path("tls.key").string();
+  std::string ca_file = dir.path("ca.crt").string();
 
   TlsFixture() { install(pki.serving); }
 
@@ -217,7 +217,7 @@ TEST_CASE("tls: start() fails when the certificate cannot be loaded") {
   IoThreads loop;
   SECTION("missing file") {
     auto opts = f.options("tls-missing");
-    opts.tls->cert_file = f.dir.file("nope.crt");
+    opts.tls->cert_file = f.dir.path("nope.crt").string();
     Server server(loop.io, opts);
     CHECK_THROWS_WITH(server.start(), Catch::Contains("nope.crt"));
   }
@@ -257,11 +257,11 @@ TEST_CASE("tls: mTLS requires a client certificate from the client CA") {
   CHECK(ok->body == "hello client");
 
   SECTION("from files") {
-    writeOrThrow(f.dir.file("client.crt"), client_cert.cert_pem);
-    writeOrThrow(f.dir.file("client.key"), client_cert.key_pem);
+    writeOrThrow(f.dir.path("client.crt").string(), client_cert.cert_pem);
+    writeOrThrow(f.dir.path("client.key").string(), client_cert.key_pem);
     auto files = trusting(f.pki.ca);
-    files.client_cert_file = f.dir.file("client.crt");
-    files.client_key_file = f.dir.file("client.key");
+    files.client_cert_file = f.dir.path("client.crt").string();
+    files.client_key_file = f.dir.path("client.key").string();
     auto r = fetch(loop.io, files, server.port());
     REQUIRE(r);
     CHECK(r->status == 200);

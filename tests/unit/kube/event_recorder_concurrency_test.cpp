@@ -22,9 +22,9 @@
 using namespace std::chrono_literals;
 namespace json = boost::json;
 using namespace koord::kube;
-using koord::kube::testing::HttpPeer;
-using koord::kube::testing::PeerReply;
-using koord::kube::testing::PeerRequest;
+using koord::testing::HttpPeer;
+using koord::testing::PeerReply;
+using koord::testing::PeerRequest;
 
 using koord::kube::testing::IoThreads;
 

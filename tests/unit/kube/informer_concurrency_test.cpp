@@ -24,10 +24,10 @@
 using namespace std::chrono_literals;
 namespace json = boost::json;
 using namespace koord::kube;
-using koord::kube::testing::HttpPeer;
-using koord::kube::testing::PeerReply;
-using koord::kube::testing::PeerRequest;
-using koord::kube::testing::queryParam;
+using koord::testing::HttpPeer;
+using koord::testing::PeerReply;
+using koord::testing::PeerRequest;
+using koord::testing::queryParam;
 
 using koord::kube::testing::IoThreads;
 using koord::kube::testing::JoinAll;

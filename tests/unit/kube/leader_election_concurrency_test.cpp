@@ -6,7 +6,6 @@
 // and the real apiserver are tests/cluster/leader_election_test.cpp's.
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -19,91 +18,27 @@
 #include <thread>
 #include <vector>
 
+#include "fake_lease_server.h"
 #include "http_peer.h"
 #include "koord/kube/leader_election.h"
 #include "test_threads.h"
 
 using namespace std::chrono_literals;
-namespace json = boost::json;
 using namespace koord::kube;
-using koord::kube::testing::HttpPeer;
-using koord::kube::testing::PeerReply;
-using koord::kube::testing::PeerRequest;
+using koord::testing::HttpPeer;
+using koord::testing::PeerRequest;
 
+using koord::kube::testing::FakeLeaseServer;
 using koord::kube::testing::IoThreads;
 using koord::kube::testing::JoinAll;
+using koord::kube::testing::statusReply;
 using koord::kube::testing::waitFor;
-
-namespace {
-
-constexpr const char* kLeases = "/apis/coordination.k8s.io/v1/namespaces/koord-test/leases";
-constexpr const char* kLease = "/apis/coordination.k8s.io/v1/namespaces/koord-test/leases/lock";
-
-PeerReply status(int code, const char* reason) {
-  return {code,
-          json::serialize(json::object{{"kind", "Status"},
-                                       {"apiVersion", "v1"},
-                                       {"status", "Failure"},
-                                       {"reason", reason},
-                                       {"code", code}}),
-          {}};
-}
-
-class LeaseStore {
- public:
-  PeerReply serve(const PeerRequest& r) {
-    std::lock_guard lock(mu_);
-    if (r.method == "GET" && r.path == kLease)
-      return lease_ ? PeerReply{200, json::serialize(*lease_), {}} : status(404, "NotFound");
-    boost::system::error_code ec;
-    json::value body = json::parse(r.body, ec);
-    if (ec || !body.is_object())
-      return status(400, "BadRequest");
-    if (r.method == "POST" && r.path == kLeases) {
-      if (lease_)
-        return status(409, "AlreadyExists");
-      return write(body.as_object(), 201);
-    }
-    if (r.method == "PUT" && r.path == kLease) {
-      if (!lease_)
-        return status(404, "NotFound");
-      const auto* rv = body.at("metadata").as_object().if_contains("resourceVersion");
-      if (rv == nullptr || !rv->is_string() || rv->as_string() != std::to_string(rv_))
-        return status(409, "Conflict");
-      return write(body.as_object(), 200);
-    }
-    return status(405, "MethodNotAllowed");
-  }
-
-  // spec.holderIdentity of every write, in order ("" for a release).
-  std::vector<std::string> holders() const {
-    std::lock_guard lock(mu_);
-    return holders_;
-  }
-
- private:
-  PeerReply write(json::object body, int code) {
-    body["metadata"].as_object()["resourceVersion"] = std::to_string(++rv_);
-    const auto& spec = body.at("spec").as_object();
-    const auto* holder = spec.if_contains("holderIdentity");
-    holders_.push_back(holder != nullptr && holder->is_string() ? std::string(holder->as_string())
-                                                                : "");
-    lease_ = body;
-    return {code, json::serialize(body), {}};
-  }
-
-  mutable std::mutex mu_;
-  std::optional<json::object> lease_;
-  std::uint64_t rv_ = 1;
-  std::vector<std::string> holders_;
-};
-
-}  // namespace
 
 TEST_CASE("leader election: candidates on shared io threads lead one at a time and hand over",
           "[kube][leader][concurrency]") {
-  LeaseStore store;
-  HttpPeer peer([&](const PeerRequest& r) { return store.serve(r); });
+  FakeLeaseServer store("koord-test", "lock");
+  HttpPeer peer(
+      [&](const PeerRequest& r) { return store.serve(r).value_or(statusReply(404, "NotFound")); });
   IoThreads io(2);
   RestConfig config;
   config.host = peer.url();

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_lease_server.h"
 #include "http_peer.h"
 #include "koord/core/clock.h"
 #include "koord/kube/leader_election.h"
@@ -27,50 +28,34 @@
 using namespace std::chrono_literals;
 namespace json = boost::json;
 using namespace koord::kube;
-using koord::kube::testing::HttpPeer;
-using koord::kube::testing::PeerReply;
-using koord::kube::testing::PeerRequest;
+using koord::testing::HttpPeer;
+using koord::testing::PeerReply;
+using koord::testing::PeerRequest;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
+using koord::kube::testing::FakeLeaseServer;
 using koord::kube::testing::IoThreads;
 using koord::kube::testing::waitFor;
 
 namespace {
 
-constexpr const char* kLeases = "/apis/coordination.k8s.io/v1/namespaces/koord-test/leases";
-constexpr const char* kLease = "/apis/coordination.k8s.io/v1/namespaces/koord-test/leases/lock";
 const ResourceRef kConfigMap{"", "v1", "configmaps", "koord-test", "state", ""};
 
-PeerReply status(int code, const char* reason) {
-  return {code,
-          json::serialize(json::object{{"kind", "Status"},
-                                       {"apiVersion", "v1"},
-                                       {"status", "Failure"},
-                                       {"reason", reason},
-                                       {"code", code}}),
-          {}};
-}
-
-// One Lease with resourceVersion checks, and every other write recorded with when it arrived.
+// One Lease, and every other write recorded with when it arrived.
 class Apiserver {
  public:
   PeerReply serve(const PeerRequest& r) {
+    if (auto reply = lease_.serve(r))
+      return *reply;
     std::lock_guard lock(mu_);
-    if (r.path == kLease || r.path == kLeases)
-      return lease(r);
     if (r.method != "GET")
       writes_.push_back(steady_clock::now());
     return {200, R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"state"}})", {}};
   }
 
   // Another holder takes the lease, as a successor would once it had expired.
-  void intrude() {
-    std::lock_guard lock(mu_);
-    REQUIRE(lease_);
-    (*lease_)["spec"].as_object()["holderIdentity"] = "successor";
-    (*lease_)["metadata"].as_object()["resourceVersion"] = std::to_string(++rv_);
-  }
+  void intrude() { lease_.intrude("successor"); }
 
   std::vector<steady_clock::time_point> writes() const {
     std::lock_guard lock(mu_);
@@ -78,31 +63,8 @@ class Apiserver {
   }
 
  private:
-  PeerReply lease(const PeerRequest& r) {
-    if (r.method == "GET")
-      return lease_ ? PeerReply{200, json::serialize(*lease_), {}} : status(404, "NotFound");
-    boost::system::error_code ec;
-    json::value body = json::parse(r.body, ec);
-    if (ec || !body.is_object())
-      return status(400, "BadRequest");
-    if (r.method == "POST") {
-      if (lease_)
-        return status(409, "AlreadyExists");
-    } else if (r.method == "PUT") {
-      const auto* rv = body.at("metadata").as_object().if_contains("resourceVersion");
-      if (!lease_ || rv == nullptr || !rv->is_string() || rv->as_string() != std::to_string(rv_))
-        return status(409, "Conflict");
-    } else {
-      return status(405, "MethodNotAllowed");
-    }
-    body.as_object()["metadata"].as_object()["resourceVersion"] = std::to_string(++rv_);
-    lease_ = body.as_object();
-    return {r.method == "POST" ? 201 : 200, json::serialize(body), {}};
-  }
-
+  FakeLeaseServer lease_{"koord-test", "lock"};
   mutable std::mutex mu_;
-  std::optional<json::object> lease_;
-  std::uint64_t rv_ = 1;
   std::vector<steady_clock::time_point> writes_;
 };
 

@@ -79,17 +79,18 @@ TEST_CASE("Store refuses an index added late or twice", "[kube]") {
                   std::logic_error);
 }
 
-TEST_CASE("readObjectMeta builds namespace/name keys and refuses nameless objects", "[kube]") {
-  using koord::kube::readObjectMeta;
-  auto ns = readObjectMeta(boost::json::parse(
+TEST_CASE("readObjectIdentity builds namespace/name keys and refuses nameless objects", "[kube]") {
+  using koord::kube::readObjectIdentity;
+  auto ns = readObjectIdentity(boost::json::parse(
       R"({"metadata":{"name":"p","namespace":"default","resourceVersion":"42"}})"));
   REQUIRE(ns.has_value());
   CHECK(ns->key == "default/p");
   CHECK(ns->resource_version == "42");
-  auto cluster = readObjectMeta(boost::json::parse(R"({"metadata":{"name":"node-a"}})"));
+  auto cluster = readObjectIdentity(boost::json::parse(R"({"metadata":{"name":"node-a"}})"));
   REQUIRE(cluster.has_value());
   CHECK(cluster->key == "node-a");
-  CHECK_FALSE(readObjectMeta(boost::json::parse(R"({"metadata":{"namespace":"x"}})")).has_value());
-  CHECK_FALSE(readObjectMeta(boost::json::parse(R"({"metadata":{"name":""}})")).has_value());
-  CHECK_FALSE(readObjectMeta(boost::json::parse(R"([1,2])")).has_value());
+  CHECK_FALSE(
+      readObjectIdentity(boost::json::parse(R"({"metadata":{"namespace":"x"}})")).has_value());
+  CHECK_FALSE(readObjectIdentity(boost::json::parse(R"({"metadata":{"name":""}})")).has_value());
+  CHECK_FALSE(readObjectIdentity(boost::json::parse(R"([1,2])")).has_value());
 }

@@ -1,12 +1,6 @@
 // koord::kube::Watcher against peer faults no real API server produces on demand: a stream that
 // ends at once with 200 and no event, and a line that is not an event. The peer is a loopback
 // socket speaking HTTP/1.1; the Watcher, RestClient and HTTP client under test are the real ones.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
@@ -15,106 +9,72 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "http_peer.h"
 #include "koord/core/metrics.h"
 #include "koord/kube/rest_client.h"
 #include "koord/kube/watch.h"
 
 using namespace std::chrono_literals;
 using namespace koord::kube;
+using koord::testing::HttpPeer;
+using koord::testing::PeerReply;
+using koord::testing::PeerRequest;
+using koord::testing::queryParam;
 
 namespace {
 
-/// Accepts connections on 127.0.0.1 and answers each request with `reply(n)`, n counting the
-/// requests from 0; closes the connection after each answer unless the reply keeps it.
-class ScriptedPeer {
- public:
-  explicit ScriptedPeer(std::function<std::string(int)> reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(fd_, 64) == 0);
-    socklen_t len = sizeof a;
-    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~ScriptedPeer() {
-    stop_ = true;
-    thread_.join();
-    for (int c : held_)
-      ::close(c);
-    ::close(fd_);
-  }
-  ScriptedPeer(const ScriptedPeer&) = delete;
-  ScriptedPeer& operator=(const ScriptedPeer&) = delete;
+/// Events in the order a stream carries them; `end` whether the stream then ends (otherwise it
+/// is held open until the peer goes away).
+struct Stream {
+  std::vector<std::string> events;
+  bool end = true;
+};
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+/// Answers each watch with `script(n)`, n counting the requests from 0, and keeps the requests
+/// in the order they came.
+class ScriptedWatches {
+ public:
+  explicit ScriptedWatches(std::function<Stream(int)> script)
+      : script_(std::move(script)), peer_([this](const PeerRequest& r) { return serve(r); }) {}
+
+  std::string url() const { return peer_.url(); }
   int requests() const { return requests_.load(); }
-  /// The request targets ("/api/v1/configmaps?watch=true&..."), in the order they came.
-  std::vector<std::string> targets() const {
-    std::lock_guard lock(targets_mu_);
-    return targets_;
+  std::vector<PeerRequest> received() const {
+    std::lock_guard lock(mu_);
+    return received_;
   }
 
  private:
-  void serve() {
-    while (!stop_) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0)
-        continue;
-      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0)
-        continue;
-      std::string req;
-      char buf[4096];
-      while (req.find("\r\n\r\n") == std::string::npos) {
-        pollfd q{c, POLLIN, 0};
-        if (::poll(&q, 1, 1000) <= 0)
-          break;
-        ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0)
-          break;
-        req.append(buf, static_cast<std::size_t>(n));
-      }
-      if (auto sp = req.find(' '); sp != std::string::npos) {
-        std::lock_guard lock(targets_mu_);
-        targets_.push_back(req.substr(sp + 1, req.find(' ', sp + 1) - sp - 1));
-      }
-      std::string answer = reply_(requests_++);
-      (void)!::write(c, answer.data(), answer.size());
-      // A reply without the closing chunk keeps its stream open until the peer goes away.
-      if (answer.ends_with("0\r\n\r\n"))
-        ::close(c);
-      else
-        held_.push_back(c);
+  PeerReply serve(const PeerRequest& r) {
+    {
+      std::lock_guard lock(mu_);
+      received_.push_back(r);
     }
+    Stream stream = script_(requests_++);
+    std::size_t sent = 0;
+    PeerReply reply;
+    reply.next_chunk = [stream = std::move(stream), sent]() mutable -> std::optional<std::string> {
+      if (sent < stream.events.size())
+        return stream.events[sent++];
+      if (stream.end)
+        return std::nullopt;
+      std::this_thread::sleep_for(10ms);
+      return "";
+    };
+    return reply;
   }
 
-  std::function<std::string(int)> reply_;
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
+  std::function<Stream(int)> script_;
   std::atomic<int> requests_{0};
-  mutable std::mutex targets_mu_;
-  std::vector<std::string> targets_;
-  std::vector<int> held_;
-  std::thread thread_;
+  mutable std::mutex mu_;
+  std::vector<PeerRequest> received_;
+  HttpPeer peer_;  // last: its handler uses the members above until it goes
 };
-
-std::string chunk(const std::string& data) {
-  char size[32];
-  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  return size + data + "\r\n";
-}
-
-const std::string kStreamHead =
-    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 struct IoThread {
   IoThread() : work(boost::asio::make_work_guard(io)), thread([this] { io.run(); }) {}
@@ -128,7 +88,7 @@ struct IoThread {
   std::thread thread;
 };
 
-RestConfig configFor(const ScriptedPeer& peer) {
+RestConfig configFor(const ScriptedWatches& peer) {
   RestConfig c;
   c.host = peer.url();
   c.qps = 0;  // the test counts the Watcher's own pacing, not the limiter's
@@ -148,7 +108,7 @@ TEST_CASE("watcher: a stream that ends at once with no event is re-opened after 
           "[kube][watch]") {
   // Before the fix this peer got a request every few hundred microseconds: each clean end
   // reset the backoff and re-watched at once.
-  ScriptedPeer peer([](int) { return kStreamHead + "0\r\n\r\n"; });
+  ScriptedWatches peer([](int) { return Stream{}; });
   IoThread t;
   RestClient client(t.io, configFor(peer));
   Watcher w(
@@ -167,11 +127,11 @@ TEST_CASE("watcher: an undecodable event is skipped and counted; the stream goes
   const std::string good =
       R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}})"
       "\n";
-  ScriptedPeer peer([&](int) {
-    return kStreamHead +
-           chunk(R"({"type":"ADDED","object":{"metadata":)"
-                 "\n") +
-           chunk(good);
+  ScriptedWatches peer([&](int) {
+    return Stream{{R"({"type":"ADDED","object":{"metadata":)"
+                   "\n",
+                   good},
+                  /*end=*/false};
   });
   IoThread t;
   RestClient client(t.io, configFor(peer));
@@ -204,32 +164,17 @@ TEST_CASE("watcher: an undecodable event is skipped and counted; the stream goes
   CHECK(decodeErrors("widgets.example.com") == before + 1);
 }
 
-namespace {
-/// The value of `key` in the query of `target`, or "" when it is not there.
-std::string queryValue(const std::string& target, const std::string& key) {
-  auto at = target.find("&" + key + "=");
-  if (at == std::string::npos)
-    at = target.find("?" + key + "=");
-  if (at == std::string::npos)
-    return "";
-  at += key.size() + 2;
-  return target.substr(at, target.find('&', at) - at);
-}
-}  // namespace
-
 TEST_CASE("watcher: watches ask for bookmarks, a 300-600 s timeout, and resume where they left off",
           "[kube][watch]") {
   // The first stream carries an object and a bookmark, then ends as the server's timeout ends
   // it; the second is held open. A re-watch from "" or 0 would replay the whole collection.
-  ScriptedPeer peer([](int n) {
+  ScriptedWatches peer([](int n) {
     if (n > 0)
-      return kStreamHead;
-    return kStreamHead +
-           chunk(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}})"
-                 "\n") +
-           chunk(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
-                 "\n") +
-           "0\r\n\r\n";
+      return Stream{{}, /*end=*/false};
+    return Stream{{R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}})"
+                   "\n",
+                   R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+                   "\n"}};
   });
   IoThread t;
   RestClient client(t.io, configFor(peer));
@@ -243,19 +188,19 @@ TEST_CASE("watcher: watches ask for bookmarks, a 300-600 s timeout, and resume w
   while (peer.requests() < 2 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(10ms);
   w.stop();
-  auto targets = peer.targets();
-  REQUIRE(targets.size() >= 2);
-  for (const auto& target : targets) {
-    INFO(target);
-    CHECK(target.starts_with("/api/v1/namespaces/default/configmaps?"));
-    CHECK(queryValue(target, "watch") == "true");
-    CHECK(queryValue(target, "allowWatchBookmarks") == "true");
-    const auto timeout = queryValue(target, "timeoutSeconds");
+  auto requests = peer.received();
+  REQUIRE(requests.size() >= 2);
+  for (const auto& request : requests) {
+    INFO(request.target);
+    CHECK(request.target.starts_with("/api/v1/namespaces/default/configmaps?"));
+    CHECK(queryParam(request.query, "watch") == "true");
+    CHECK(queryParam(request.query, "allowWatchBookmarks") == "true");
+    const auto timeout = queryParam(request.query, "timeoutSeconds");
     REQUIRE_FALSE(timeout.empty());
     CHECK(std::stoi(timeout) >= 300);
     CHECK(std::stoi(timeout) <= 600);
   }
-  CHECK(queryValue(targets[0], "resourceVersion") == "3");
+  CHECK(queryParam(requests[0].query, "resourceVersion") == "3");
   // The bookmark's version, the last one the first stream carried.
-  CHECK(queryValue(targets[1], "resourceVersion") == "9");
+  CHECK(queryParam(requests[1].query, "resourceVersion") == "9");
 }

@@ -31,7 +31,6 @@
 using namespace koord::roles::runtime_proxy;
 using proxy_test::dial;
 using proxy_test::Sockets;
-using proxy_test::TempDir;
 using proxy_test::TestCriBackend;
 using namespace std::chrono_literals;
 

@@ -32,7 +32,7 @@
 
 using namespace koord::roles::runtime_proxy;
 using namespace std::chrono_literals;
-using proxy_test::TempDir;
+using koord::testing::TempTree;
 using proxy_test::TestCriBackend;
 
 namespace {
@@ -137,12 +137,12 @@ void writeFile(const std::string& path, const std::string& text) {
 }
 
 struct HookRig {
-  TempDir dir;
-  std::string runtime = dir.path() + "/containerd.sock";
-  std::string image = dir.path() + "/image.sock";
-  std::string proxy_socket = dir.path() + "/proxy.sock";
-  std::string hook_socket = dir.path() + "/koordlet.sock";
-  std::string hook_dir = dir.path() + "/hookserver.d";
+  TempTree dir{"koord-proxy"};
+  std::string runtime = dir.path("containerd.sock").string();
+  std::string image = dir.path("image.sock").string();
+  std::string proxy_socket = dir.path("proxy.sock").string();
+  std::string hook_socket = dir.path("koordlet.sock").string();
+  std::string hook_dir = dir.path("hookserver.d").string();
   TestHookServer hook;
   std::unique_ptr<grpc::Server> hook_server;
   TestCriBackend backend{runtime, image};
@@ -154,7 +154,7 @@ struct HookRig {
   CriProxyServer proxy{{proxy_socket, runtime, image}, &interceptor};
 
   explicit HookRig(const std::string& policy = "Ignore") {
-    proxy_test::holdCallbackMachinery();
+    koord::testing::holdCallbackMachinery();
     std::filesystem::create_directories(hook_dir);
     writeFile(hook_dir + "/koordlet.json",
               R"({"remote-endpoint": ")" + hook_socket + R"(", "failure-policy": ")" + policy +
@@ -369,8 +369,8 @@ TEST_CASE(
 
 TEST_CASE("runtime-proxy hooks: registrations follow hookserver.d through inotify",
           "[runtime-proxy]") {
-  TempDir dir;
-  const std::string hooks = dir.path() + "/hookserver.d";
+  TempTree dir{"koord-proxy"};
+  const std::string hooks = dir.path("hookserver.d").string();
   HookServerRegistry registry(hooks);
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);

@@ -10,14 +10,14 @@
 
 using namespace koord::roles::runtime_proxy;
 using namespace std::chrono_literals;
-using proxy_test::TempDir;
+using koord::testing::TempTree;
 using proxy_test::TestCriBackend;
 
 TEST_CASE("runtime-proxy rebuild: the runtime's sandboxes and containers become cache entries",
           "[runtime-proxy]") {
-  TempDir dir;
-  const std::string runtime = dir.path() + "/containerd.sock";
-  TestCriBackend backend(runtime, dir.path() + "/image.sock");
+  TempTree dir{"koord-proxy"};
+  const std::string runtime = dir.path("containerd.sock").string();
+  TestCriBackend backend(runtime, dir.path("image.sock").string());
   RuntimeObjectCache cache;
   // Created through this process while the rebuild ran: a create's entry knows the
   // environment, which the runtime cannot tell.
@@ -58,8 +58,8 @@ TEST_CASE("runtime-proxy rebuild: the runtime's sandboxes and containers become 
 }
 
 TEST_CASE("runtime-proxy rebuild: a runtime that is not up yet is waited for", "[runtime-proxy]") {
-  TempDir dir;
-  const std::string runtime = dir.path() + "/containerd.sock";
+  TempTree dir{"koord-proxy"};
+  const std::string runtime = dir.path("containerd.sock").string();
   RuntimeObjectCache cache;
   const RebuildResult down = rebuildRuntimeObjects("unix:" + runtime, cache, 500ms);
   CHECK_FALSE(down.error.empty());
@@ -67,7 +67,7 @@ TEST_CASE("runtime-proxy rebuild: a runtime that is not up yet is waited for", "
 
   RuntimeObjectRebuilder rebuilder("unix:" + runtime, cache);
   CHECK_FALSE(rebuilder.waitDone(300ms));
-  TestCriBackend backend(runtime, dir.path() + "/image.sock");
+  TestCriBackend backend(runtime, dir.path("image.sock").string());
   CHECK(rebuilder.waitDone(20s));
   CHECK(cache.container("web-main"));
 }

@@ -1,34 +1,18 @@
 #include "test_cri_backend.h"
 
 #include <grpcpp/create_channel.h>
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <grpcpp/server_context.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <future>
 #include <stdexcept>
 
 #include "cri/runtime/v1/api.grpc.pb.h"
 #include "cri/runtime/v1alpha2/api.grpc.pb.h"
 
 namespace proxy_test {
-
-TempDir::TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "koord-proxy-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr)
-    throw std::runtime_error("mkdtemp failed");
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 namespace {
 
@@ -242,31 +226,6 @@ class ImageV1alpha2 final : public runtime::v1alpha2::ImageService::Service {
     return grpc::Status::OK;
   }
 };
-
-}  // namespace
-
-void holdCallbackMachinery() {
-  static const bool held = [] {
-    // A channel's first callback call takes its reference on the callback queue; the channel
-    // (and so the reference) lives until exit. Nothing listens: the call fails, which is fine.
-    static auto channel = grpc::CreateChannel("unix:/nonexistent/koord-test.sock",
-                                              grpc::InsecureChannelCredentials());
-    static grpc::GenericStub stub(channel);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(50));
-    grpc::Slice empty(std::string{});
-    grpc::ByteBuffer req(&empty, 1);
-    grpc::ByteBuffer resp;
-    std::promise<void> done;
-    stub.UnaryCall(&ctx, "/koord.test/Hold", grpc::StubOptions(), &req, &resp,
-                   [&](grpc::Status) { done.set_value(); });
-    done.get_future().wait();
-    return true;
-  }();
-  (void)held;
-}
-
-namespace {
 
 std::unique_ptr<grpc::Server> serve(const std::string& socket,
                                     std::initializer_list<grpc::Service*> services) {

@@ -10,36 +10,19 @@
 #include <string>
 
 #include "cri/cri_proxy_server.h"
+#include "grpc_callback_hold.h"
+#include "temp_tree.h"
 
 namespace proxy_test {
-
-/// A fresh directory under the temp dir, removed with the object.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-/// Keeps gRPC's callback machinery (the completion queue and threads that run callback-API
-/// reactions) alive for the whole test process, as a long-running proxy does. Without it each
-/// test starts and stops it; gRPC 1.51 then sometimes frees its queue twice (ASan double-free
-/// in grpc_cq_internal_unref on its polling threads, about 1 run in 50).
-void holdCallbackMachinery();
 
 /// The sockets of one test: the runtime's, the image service's, and the proxy's (in a
 /// directory of its own, which the proxy creates).
 struct Sockets {
-  Sockets() { holdCallbackMachinery(); }
-  TempDir dir;
-  std::string runtime = dir.path() + "/containerd.sock";
-  std::string image = dir.path() + "/image.sock";
-  std::string proxy = dir.path() + "/proxy/runtimeproxy.sock";
+  Sockets() { koord::testing::holdCallbackMachinery(); }
+  koord::testing::TempTree dir{"koord-proxy"};
+  std::string runtime = dir.path("containerd.sock").string();
+  std::string image = dir.path("image.sock").string();
+  std::string proxy = dir.path("proxy/runtimeproxy.sock").string();
 
   koord::roles::runtime_proxy::CriProxyConfig config() const { return {proxy, runtime, image}; }
 };

@@ -46,11 +46,10 @@ std::string_view cpuSuppressPolicyName(CPUSuppressPolicy p) {
 
 kube::Expected<CPUSuppressStrategy> decodeCPUSuppressStrategy(const json::object& o) {
   CPUSuppressStrategy s;
-  if (const json::value* v = field(o, "enable")) {
-    if (!v->is_bool())
-      return typeError(kube::jsonfields::childPath(kPath, "enable"), "boolean", *v);
-    s.enable = v->get_bool();
-  }
+  auto enable = kube::jsonfields::boolField(o, "enable", kPath);
+  if (!enable)
+    return enable.error();
+  s.enable = *enable;
   auto threshold = percentField(o, "cpuSuppressThresholdPercent");
   if (!threshold)
     return threshold.error();

@@ -51,15 +51,6 @@ kube::Expected<std::optional<std::int64_t>> percentField(const json::object& o,
   return intField(o, name, 0, 100);
 }
 
-kube::Expected<bool> enableField(const json::object& o) {
-  const json::value* v = field(o, "enable");
-  if (v == nullptr)
-    return false;
-  if (!v->is_bool())
-    return typeError(childPath(kPath, "enable"), "boolean", *v);
-  return v->get_bool();
-}
-
 // Koordinator's isSatisfactionConfigValid.
 kube::Expected<void> checkSatisfaction(const BECPUEvictStrategy& s) {
   if (!s.satisfaction_lower_percent)
@@ -90,7 +81,7 @@ kube::Expected<void> checkSatisfaction(const BECPUEvictStrategy& s) {
 
 kube::Expected<BEMemoryEvictStrategy> decodeBEMemoryEvictStrategy(const json::object& o) {
   BEMemoryEvictStrategy s;
-  auto enable = enableField(o);
+  auto enable = kube::jsonfields::boolField(o, "enable", kPath);
   if (!enable)
     return enable.error();
   s.enable = *enable;
@@ -118,7 +109,7 @@ std::string_view cpuEvictPolicyName(CPUEvictPolicy p) {
 
 kube::Expected<BECPUEvictStrategy> decodeBECPUEvictStrategy(const json::object& o) {
   BECPUEvictStrategy s;
-  auto enable = enableField(o);
+  auto enable = kube::jsonfields::boolField(o, "enable", kPath);
   if (!enable)
     return enable.error();
   s.enable = *enable;

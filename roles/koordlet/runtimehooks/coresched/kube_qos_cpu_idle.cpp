@@ -38,12 +38,9 @@ kube::Expected<ClassParam> decodeClass(const json::object& strategy, std::string
   if (*cpu_qos == nullptr)
     return ClassParam{};
   const std::string qos_path = childPath(path, "cpuQOS");
-  bool enable = false;
-  if (const json::value* v = field(**cpu_qos, "enable")) {
-    if (!v->is_bool())
-      return typeError(childPath(qos_path, "enable"), "boolean", *v);
-    enable = v->get_bool();
-  }
+  auto enable = kube::jsonfields::boolField(**cpu_qos, "enable", qos_path);
+  if (!enable)
+    return enable.error();
   std::int64_t sched_idle = 0;
   if (const json::value* v = field(**cpu_qos, "schedIdle")) {
     if (!v->is_int64())
@@ -54,7 +51,7 @@ kube::Expected<ClassParam> decodeClass(const json::object& strategy, std::string
           fmt::format("{}: must be 0 or 1, got {}", childPath(qos_path, "schedIdle"), sched_idle));
     }
   }
-  return ClassParam{core_sched && enable, core_sched && sched_idle == 1};
+  return ClassParam{core_sched && *enable, core_sched && sched_idle == 1};
 }
 
 }  // namespace

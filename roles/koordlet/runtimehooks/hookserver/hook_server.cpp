@@ -19,11 +19,12 @@
 namespace koord::roles::koordlet {
 
 const std::vector<std::string>& koordletHookTypes() {
-  static const std::vector<std::string> types = {
-      "PreRunPodSandbox",  "PostStopPodSandbox", "PreCreateContainer",
-      "PreStartContainer", "PostStartContainer", "PreUpdateContainerResources",
-      "PostStopContainer",
-  };
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < kHookStageCount; ++i)
+      names.emplace_back(hookStageName(static_cast<HookStage>(i)));
+    return names;
+  }();
   return types;
 }
 
@@ -51,7 +52,9 @@ void HookServer::start() {
   // koord's own gRPC server, one thread: an answer is computed on the thread that read the
   // request, so a hook costs the proxy one round trip and no hand-offs between threads.
   auto server = std::make_unique<h2::GrpcUnaryServer>();
-  addRuntimeHookService(*server, options_.plugins);
+  static const HookRegistry kNoHooks{};
+  addRuntimeHookService(*server, options_.hooks != nullptr ? *options_.hooks : kNoHooks,
+                        options_.cgroups);
   try {
     server->start(options_.addr);
   } catch (const std::system_error& e) {

@@ -6,13 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "runtimehooks/hookserver/runtime_hook_plugins.h"
-
 namespace koord::h2 {
 class GrpcUnaryServer;
 }  // namespace koord::h2
+namespace koord::cgroup {
+class ResourceExecutor;
+}
 
 namespace koord::roles::koordlet {
+
+class HookRegistry;
 
 struct HookServerOptions {
   /// Where to listen (-runtime-hooks-addr) and the same socket as the proxy on the host sees it
@@ -25,8 +28,12 @@ struct HookServerOptions {
   std::string config_path;
   /// Hook types left out of the registration (-runtime-hooks-disable-stages).
   std::vector<std::string> disable_stages;
-  /// The plugins that answer (their feature gates).
-  RuntimeHookPlugins plugins;
+  /// The hooks that answer, each at the stages it registered for (null: none, every answer
+  /// empty). Outlives the server.
+  const HookRegistry* hooks = nullptr;
+  /// What hooks may read: BatchResource keeps a container's quota within its pod cgroup's.
+  /// Null: nothing is read, the plan's values as they are.
+  const cgroup::ResourceExecutor* cgroups = nullptr;
 };
 
 /// Every hook type the koordlet serves, in Koordinator's spelling.

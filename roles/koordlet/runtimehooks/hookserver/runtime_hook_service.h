@@ -3,7 +3,7 @@
 #pragma once
 
 #include "koordinator/runtime/v1alpha1/api.pb.h"
-#include "runtimehooks/hookserver/runtime_hook_plugins.h"
+#include "runtimehooks/hooks/hook_registry.h"
 
 namespace koord::h2 {
 class GrpcUnaryServer;
@@ -11,24 +11,20 @@ class GrpcUnaryServer;
 
 namespace koord::roles::koordlet {
 
-namespace hookapi = ::runtime::v1alpha1;
+/// Every stage's method, each answered by the hooks `hooks` registered for that stage (in their
+/// order; a later hook's value wins), an empty response where none is. A hook never fails a pod.
+/// `hooks` and `cgroups` (which hooks may read; null: nothing read) outlive the server.
+void addRuntimeHookService(h2::GrpcUnaryServer& server, const HookRegistry& hooks,
+                           const cgroup::ResourceExecutor* cgroups);
 
-/// The plugins, each the same policy as its reconciler, applied before the container starts:
-/// - BatchResource: a BE pod's batch-cpu and batch-memory (extended-resource-spec annotation)
-///   become its containers' cpu.shares, CFS quota and memory limit;
-/// - CPUSetAllocator: an LSE or LSR pod bound to CPUs (resource-status annotation's cpuset)
-///   gets that cpuset and an unlimited CFS quota, on create and on update; a cpuset on any
-///   other pod is logged and ignored;
-/// - OOMScoreAdj: the container's oom_score_adj from oom-score-adj-spec / oom-score-adj (0
-///   cannot be asked for: proto3 cannot tell it from "unset", as in Koordinator).
-/// Anything else is answered with no change. A hook never fails a pod: an annotation that does
-/// not parse is logged (with the pod's key) and that plugin skipped.
-void addRuntimeHookService(h2::GrpcUnaryServer& server, RuntimeHookPlugins plugins = {});
-
-/// The answers without gRPC, for tests.
-hookapi::PodSandboxHookResponse podSandboxHookAnswer(const hookapi::PodSandboxHookRequest& req,
-                                                     const RuntimeHookPlugins& plugins = {});
+/// The answers without gRPC, for tests. `stage` is a pod stage or a container stage as the
+/// request says.
+hookapi::PodSandboxHookResponse podSandboxHookAnswer(HookStage stage,
+                                                     const hookapi::PodSandboxHookRequest& req,
+                                                     const HookRegistry& hooks,
+                                                     const cgroup::ResourceExecutor* cgroups);
 hookapi::ContainerResourceHookResponse containerHookAnswer(
-    const hookapi::ContainerResourceHookRequest& req, const RuntimeHookPlugins& plugins = {});
+    HookStage stage, const hookapi::ContainerResourceHookRequest& req, const HookRegistry& hooks,
+    const cgroup::ResourceExecutor* cgroups);
 
 }  // namespace koord::roles::koordlet

@@ -148,6 +148,7 @@ LoadAwareScheduling::LoadAwareScheduling(std::shared_ptr<const LoadAwareScheduli
                                          const FrameworkHandle& handle, NowFn now)
     : args_(std::move(args)),
       handle_(&handle),
+      metrics_(handle.cluster().source<apis::NodeMetric>(kNodeMetricSource)),
       now_(std::move(now)),
       vectorizer_(vectorizerFor(*args_)),
       estimator_(*args_),
@@ -198,13 +199,14 @@ LoadAwareScheduling::Incoming LoadAwareScheduling::incoming(const CycleState& st
   return Incoming{memo.value.data(), now_()};
 }
 
-// The cache attaches each node's NodeMetric to its NodeInfo; the cluster view answers for
+// The cache attaches each node's NodeMetric to its NodeInfo; the declared source answers for
 // NodeInfos built without one (tests, a node the cache has no report for yet).
 const std::shared_ptr<const apis::NodeMetric>& LoadAwareScheduling::nodeMetricOf(
     const NodeInfo& node_info, std::shared_ptr<const apis::NodeMetric>& holder) const {
   if (node_info.node_metric)
     return node_info.node_metric;
-  holder = handle_->cluster().nodeMetric(node_info.node->name);
+  if (metrics_ != nullptr)
+    holder = metrics_->get(node_info.node->name);
   return holder;
 }
 

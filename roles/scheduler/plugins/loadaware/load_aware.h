@@ -23,6 +23,8 @@
 namespace koord::roles::scheduler::loadaware {
 
 inline constexpr std::string_view kPluginName = "LoadAwareScheduling";
+/// The key LoadAwareScheduling declares its NodeMetric informer under (register.cpp).
+inline constexpr std::string_view kNodeMetricSource = "slo.koordinator.sh/v1alpha1/nodemetrics";
 
 // Filter's reasons, as Koordinator words them ({}: the resource).
 inline constexpr std::string_view kReasonNodeMetricExpired = "node(s) nodeMetric expired";
@@ -92,7 +94,7 @@ class LoadAwareScheduling final : public PreFilterPlugin,
   /// PreFilter's estimate and clock reading, or (PreFilter did not run) the clock read now and
   /// the estimate from this thread's memo (valid until this thread's next call).
   Incoming incoming(const CycleState& state, const PodInfo& pod) const;
-  /// The attached NodeMetric, else the cluster view's (then held in `holder`); may be null.
+  /// The attached NodeMetric, else the declared source's (then held in `holder`); may be null.
   const std::shared_ptr<const apis::NodeMetric>& nodeMetricOf(
       const NodeInfo& node_info, std::shared_ptr<const apis::NodeMetric>& holder) const;
   /// This thread's view of the node, made (makeView) on first sight of this Node object.
@@ -109,6 +111,8 @@ class LoadAwareScheduling final : public PreFilterPlugin,
 
   std::shared_ptr<const LoadAwareSchedulingArgs> args_;
   const FrameworkHandle* handle_;
+  /// The NodeMetrics for NodeInfos the cache did not attach one to; null without an informer.
+  const ObjectSource<apis::NodeMetric>* metrics_;
   NowFn now_;
   ResourceVectorizer vectorizer_;
   Estimator estimator_;

@@ -1,4 +1,8 @@
+#include "plugins/loadaware/register.h"
+
 #include <boost/json/value.hpp>
+
+#include <fmt/format.h>
 
 #include <time.h>
 
@@ -6,9 +10,11 @@
 #include <memory>
 #include <string>
 
+#include "framework/declared_informer.h"
+#include "framework/plugin_factory.h"
+#include "koord/apis/node_metric.h"
 #include "plugins/loadaware/args.h"
 #include "plugins/loadaware/load_aware.h"
-#include "plugins/loadaware/loadaware.h"
 
 namespace koord::roles::scheduler {
 
@@ -28,20 +34,19 @@ loadaware::TimePoint coarseNow() {
 }  // namespace
 
 void registerLoadAwareScheduling(PluginRegistry& registry) {
-  PluginFactory factory;
-  factory.decode_args =
-      [](const boost::json::value* args,
-         std::string_view api_version) -> kube::Expected<std::shared_ptr<const PluginArgs>> {
-    auto decoded = loadaware::decodeLoadAwareSchedulingArgs(args, api_version);
-    if (!decoded)
-      return decoded.error();
-    return std::shared_ptr<const PluginArgs>(
-        std::make_shared<const loadaware::LoadAwareSchedulingArgs>(std::move(*decoded)));
-  };
-  factory.create = [](std::shared_ptr<const PluginArgs> args,
-                      FrameworkHandle& handle) -> kube::Expected<std::shared_ptr<Plugin>> {
-    return loadaware::createLoadAwareScheduling(std::move(args), handle, coarseNow);
-  };
+  using loadaware::LoadAwareSchedulingArgs;
+  PluginFactory factory = makePluginFactory<LoadAwareSchedulingArgs>(
+      loadaware::decodeLoadAwareSchedulingArgs,
+      [](std::shared_ptr<const LoadAwareSchedulingArgs> args, FrameworkHandle& handle) {
+        return loadaware::createLoadAwareScheduling(std::move(args), handle, coarseNow);
+      },
+      fmt::format("{}: want args of type {}", loadaware::kPluginName, loadaware::kArgsKind));
+  factory.objects.push_back(declareInformer<apis::NodeMetric>({
+      .key = std::string(loadaware::kNodeMetricSource),
+      .resource = {"slo.koordinator.sh", "v1alpha1", "nodemetrics", "", "", ""},
+      .project = apis::decodeNodeMetric,
+      .node_slot = &NodeInfo::node_metric,
+  }));
   registry.add(std::string(loadaware::kPluginName), std::move(factory));
 }
 

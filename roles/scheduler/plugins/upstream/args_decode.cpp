@@ -42,29 +42,6 @@ kube::Expected<void> checkKnownFields(const json::object& o,
   return {};
 }
 
-kube::Expected<std::shared_ptr<const PluginArgs>> refuseArgs(const json::value* args,
-                                                             std::string_view plugin) {
-  auto o = argsObject(args);
-  if (!o)
-    return o.error();
-  if (*o != nullptr && !(*o)->empty()) {
-    return kube::makeKubeError(fmt::format("{}: unknown field (plugin {} takes no args)",
-                                           std::string_view((*o)->begin()->key()), plugin));
-  }
-  return std::shared_ptr<const PluginArgs>();
-}
-
-kube::Expected<std::int64_t> intValue(const json::value& v, std::string_view path) {
-  if (v.is_int64())
-    return v.get_int64();
-  if (v.is_uint64()) {
-    if (v.get_uint64() > static_cast<std::uint64_t>(INT64_MAX))
-      return kube::makeKubeError(fmt::format("{}: {} overflows int64", path, v.get_uint64()));
-    return static_cast<std::int64_t>(v.get_uint64());
-  }
-  return typeError(path, "integer", v);
-}
-
 kube::Expected<std::vector<std::string>> stringList(const json::value& v, std::string_view path) {
   std::vector<std::string> out;
   if (v.is_null())

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "framework/plugin.h"
+#include "framework/plugin_factory.h"  // refuseArgs, for the plugins without args
 #include "koord/kube/error.h"
+#include "koord/kube/json_fields.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -28,13 +30,8 @@ kube::Expected<void> checkKnownFields(const boost::json::object& o,
                                       std::initializer_list<std::string_view> known,
                                       std::string_view path);
 
-/// The decode_args of a plugin that takes no args: absent, null and {} give nullptr, anything
-/// else is an error naming the plugin.
-kube::Expected<std::shared_ptr<const PluginArgs>> refuseArgs(const boost::json::value* args,
-                                                             std::string_view plugin);
-
 /// An integer (Go refuses 1.0 for an int field, so do we).
-kube::Expected<std::int64_t> intValue(const boost::json::value& v, std::string_view path);
+using kube::jsonfields::intValue;
 /// A list of strings; null is an empty list.
 kube::Expected<std::vector<std::string>> stringList(const boost::json::value& v,
                                                     std::string_view path);

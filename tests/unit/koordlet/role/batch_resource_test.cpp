@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "koord/cgroup/resource_executor.h"
+#include "role_fixture.h"
 #include "runtimehooks/batchresource/batch_resource.h"
 #include "temp_tree.h"
 
@@ -11,36 +12,8 @@ namespace {
 
 const char* kUid = "6e2b5f4e-2c6a-4f0c-9a51-2d8a1c0f3b7e";
 
-koord::kube::ResourceList res(std::initializer_list<std::pair<const char*, const char*>> items) {
-  koord::kube::ResourceList out;
-  for (auto [k, v] : items)
-    out.emplace(k, koord::kube::Quantity::parse(v).value());
-  return out;
-}
-
 PodMeta bePod() {
-  PodMeta p;
-  p.namespace_ = "spark";
-  p.name = "exec";
-  p.uid = kUid;
-  p.phase = PodPhase::kRunning;
-  p.kube_qos = koord::apis::KubeQoS::kBestEffort;
-  p.qos = koord::apis::QoSClass::kBE;
-  p.labels["koordinator.sh/qosClass"] = "BE";
-  ContainerMeta a;
-  a.name = "a";
-  a.requests = res({{"kubernetes.io/batch-cpu", "1000"}, {"kubernetes.io/batch-memory", "1Gi"}});
-  a.limits = res({{"kubernetes.io/batch-cpu", "2000"}, {"kubernetes.io/batch-memory", "2Gi"}});
-  a.runtime = "containerd";
-  a.id = std::string(64, 'a');
-  ContainerMeta b;
-  b.name = "b";
-  b.requests = res({{"kubernetes.io/batch-cpu", "500"}});
-  b.limits = res({{"kubernetes.io/batch-cpu", "500"}, {"kubernetes.io/batch-memory", "512Mi"}});
-  b.runtime = "containerd";
-  b.id = std::string(64, 'b');
-  p.containers = {a, b};
-  return p;
+  return testing::batchResourcePod("spark", "exec", kUid);
 }
 
 }  // namespace

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <initializer_list>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -25,6 +24,7 @@
 #include "metriccache/metric_cache.h"
 #include "metricsadvisor/resource_collector.h"
 #include "qosmanager/cpusuppress/cpu_suppress.h"
+#include "role_fixture.h"
 #include "runtimehooks/batchresource/batch_resource.h"
 #include "statesinformer/states_snapshot.h"
 #include "suppress_states.h"
@@ -103,37 +103,9 @@ std::map<std::string, std::string> contents(const fs::path& root) {
   return out;
 }
 
-koord::kube::ResourceList res(std::initializer_list<std::pair<const char*, const char*>> items) {
-  koord::kube::ResourceList out;
-  for (auto [k, v] : items)
-    out.emplace(k, koord::kube::Quantity::parse(v).value());
-  return out;
-}
-
 // A BE pod with batch resources (BatchResource's) whose usage the suppression formula counts.
 PodMeta batchPod() {
-  PodMeta p;
-  p.namespace_ = "batch";
-  p.name = "hog";
-  p.uid = kBEUid;
-  p.phase = PodPhase::kRunning;
-  p.kube_qos = koord::apis::KubeQoS::kBestEffort;
-  p.qos = koord::apis::QoSClass::kBE;
-  p.labels["koordinator.sh/qosClass"] = "BE";
-  ContainerMeta a;
-  a.name = "a";
-  a.requests = res({{"kubernetes.io/batch-cpu", "1000"}, {"kubernetes.io/batch-memory", "1Gi"}});
-  a.limits = res({{"kubernetes.io/batch-cpu", "2000"}, {"kubernetes.io/batch-memory", "2Gi"}});
-  a.runtime = "containerd";
-  a.id = std::string(64, 'a');
-  ContainerMeta b;
-  b.name = "b";
-  b.requests = res({{"kubernetes.io/batch-cpu", "500"}});
-  b.limits = res({{"kubernetes.io/batch-cpu", "500"}, {"kubernetes.io/batch-memory", "512Mi"}});
-  b.runtime = "containerd";
-  b.id = std::string(64, 'b');
-  p.containers = {a, b};
-  return p;
+  return testing::batchResourcePod("batch", "hog", kBEUid);
 }
 
 koord::cgroup::CpuTopology fourCpus() {

@@ -10,13 +10,17 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "koord/apis/features.h"
 #include "koord/app/role_app.h"
 #include "koord/cgroup/resource_executor.h"
+#include "koord/core/feature_gate.h"
 #include "koordinator/runtime/v1alpha1/api.grpc.pb.h"
+#include "runtimehooks/hook_table.h"
 #include "runtimehooks/hookserver/hook_server.h"
 #include "runtimehooks/hookserver/runtime_hook_service.h"
 #include "temp_tree.h"
@@ -45,6 +49,26 @@ hookapi::ContainerResourceHookRequest containerRequest(const std::string& qos,
   return req;
 }
 
+// The koordlet's hook table with its gates at their defaults (BatchResource and CPUSetAllocator
+// on, OOMScoreAdj off) and `changes` on top.
+HookRegistry hooks(const std::map<std::string, bool>& changes = {}) {
+  koord::FeatureGate gates(koord::apis::koordletFeatures());
+  gates.set(changes);
+  return enabledHooks(koordletRuntimeHooks(), gates);
+}
+
+const HookRegistry& defaultHooks() {
+  static const HookRegistry registry = hooks();
+  return registry;
+}
+
+// What runtime-proxy is told at PreCreateContainer.
+hookapi::ContainerResourceHookResponse preCreateAnswer(
+    const hookapi::ContainerResourceHookRequest& req, const HookRegistry& registry = defaultHooks(),
+    const koord::cgroup::ResourceExecutor* cgroups = nullptr) {
+  return containerHookAnswer(HookStage::kPreCreateContainer, req, registry, cgroups);
+}
+
 std::string tempDir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "koordlet-hooks-XXXXXX").string();
   REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
@@ -55,31 +79,31 @@ std::string tempDir() {
 
 TEST_CASE("runtime hook BatchResource: a BE container gets its batch cgroup values at creation",
           "[koordlet][runtimehooks]") {
-  auto main = containerHookAnswer(containerRequest("BE", "main"));
+  auto main = preCreateAnswer(containerRequest("BE", "main"));
   REQUIRE(main.has_container_resources());
   CHECK(main.container_resources().cpu_shares() == 1024);   // 1000m requested
   CHECK(main.container_resources().cpu_quota() == 200000);  // 2000m limit
   CHECK(main.container_resources().cpu_period() == 100000);
   CHECK(main.container_resources().memory_limit_in_bytes() == 1073741824);
   // No limits: unlimited quota (-1, which the proxy applies), memory left as kubelet set it.
-  auto sidecar = containerHookAnswer(containerRequest("BE", "sidecar"));
+  auto sidecar = preCreateAnswer(containerRequest("BE", "sidecar"));
   CHECK(sidecar.container_resources().cpu_shares() == 512);
   CHECK(sidecar.container_resources().cpu_quota() == -1);
   CHECK(sidecar.container_resources().memory_limit_in_bytes() == 0);
 
   // Not BE, a container the spec does not name, no spec, a broken spec: no change at all.
-  CHECK_FALSE(containerHookAnswer(containerRequest("LS", "main")).has_container_resources());
-  CHECK_FALSE(containerHookAnswer(containerRequest("", "main")).has_container_resources());
-  CHECK_FALSE(containerHookAnswer(containerRequest("BE", "other")).has_container_resources());
-  CHECK_FALSE(containerHookAnswer(containerRequest("BE", "main", "")).has_container_resources());
-  CHECK_FALSE(containerHookAnswer(containerRequest("BE", "main", "{")).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(containerRequest("LS", "main")).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(containerRequest("", "main")).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(containerRequest("BE", "other")).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(containerRequest("BE", "main", "")).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(containerRequest("BE", "main", "{")).has_container_resources());
 
   // The pod: requests summed, a container without a limit makes it unlimited.
   hookapi::PodSandboxHookRequest pod;
   pod.mutable_pod_meta()->set_name("be-pod");
   (*pod.mutable_labels())["koordinator.sh/qosClass"] = "BE";
   (*pod.mutable_annotations())["node.koordinator.sh/extended-resource-spec"] = kSpec;
-  auto answer = podSandboxHookAnswer(pod);
+  auto answer = podSandboxHookAnswer(HookStage::kPreRunPodSandbox, pod, defaultHooks(), nullptr);
   CHECK(answer.resources().cpu_shares() == 1536);
   CHECK(answer.resources().cpu_quota() == -1);
 }
@@ -92,16 +116,14 @@ TEST_CASE("runtime hook BatchResource: a container's quota stays within its pod 
   t.write("cpu/kubepods/besteffort/pod1234/cpu.cfs_quota_us", "28300\n");
   koord::cgroup::ResourceExecutor e(
       {t.root(), koord::cgroup::CgroupVersion::kV1, koord::cgroup::CgroupDriver::kCgroupfs});
-  RuntimeHookPlugins plugins;
-  plugins.cgroups = &e;
   auto req = containerRequest("BE", "main");
   req.set_pod_cgroup_parent("/kubepods/besteffort/pod1234");
-  CHECK(containerHookAnswer(req, plugins).container_resources().cpu_quota() == 28300);
+  CHECK(preCreateAnswer(req, defaultHooks(), &e).container_resources().cpu_quota() == 28300);
   t.write("cpu/kubepods/besteffort/pod1234/cpu.cfs_quota_us", "-1\n");
-  CHECK(containerHookAnswer(req, plugins).container_resources().cpu_quota() == 200000);
+  CHECK(preCreateAnswer(req, defaultHooks(), &e).container_resources().cpu_quota() == 200000);
   // A parent that is not a cgroup directory is not read.
   req.set_pod_cgroup_parent("/kubepods/../../etc");
-  CHECK(containerHookAnswer(req, plugins).container_resources().cpu_quota() == 200000);
+  CHECK(preCreateAnswer(req, defaultHooks(), &e).container_resources().cpu_quota() == 200000);
 }
 
 TEST_CASE("runtime hook CPUSetAllocator: a pod bound to CPUs gets its cpuset and no quota",
@@ -110,25 +132,24 @@ TEST_CASE("runtime hook CPUSetAllocator: a pod bound to CPUs gets its cpuset and
   auto& annotations = *req.mutable_pod_annotations();
   annotations["scheduling.koordinator.sh/resource-status"] =
       std::string(R"({"cpuset":"3,0-2","numaNodeResources":[{"node":0}]})");
-  auto answer = containerHookAnswer(req);
+  auto answer = preCreateAnswer(req);
   CHECK(answer.container_resources().cpuset_cpus() == "0-3");
   CHECK(answer.container_resources().cpu_quota() == -1);
   // With the gate off, nothing.
-  CHECK_FALSE(
-      containerHookAnswer(req, RuntimeHookPlugins{.cpuset = false}).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(req, hooks({{"CPUSetAllocator", false}})).has_container_resources());
   // No cpuset, an empty one, null: nothing. Malformed: nothing either (logged), never a failure.
   for (const char* text : {R"({"numaNodeResources":[]})", R"({"cpuset":""})", "null",
                            R"({"cpuset":"0-"})", R"({"cpuset":"a"})", R"({"cpuset":3})", "[1]", "{",
                            R"({"cpuset":"3-1"})", R"({"cpuset":"0,,1"})"}) {
     INFO(text);
     annotations["scheduling.koordinator.sh/resource-status"] = std::string(text);
-    CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+    CHECK_FALSE(preCreateAnswer(req).has_container_resources());
   }
   // LSE is bound as LSR is.
   auto lse = containerRequest("LSE", "main", "");
   (*lse.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
       std::string(R"({"cpuset":"4-5"})");
-  CHECK(containerHookAnswer(lse).container_resources().cpuset_cpus() == "4-5");
+  CHECK(preCreateAnswer(lse).container_resources().cpuset_cpus() == "4-5");
 }
 
 TEST_CASE("runtime hook CPUSetAllocator: a cpuset on a pod that is not LSE or LSR is ignored",
@@ -140,13 +161,13 @@ TEST_CASE("runtime hook CPUSetAllocator: a cpuset on a pod that is not LSE or LS
     auto req = containerRequest(qos, "main", "");
     (*req.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
         std::string(R"({"cpuset":"2-3"})");
-    CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+    CHECK_FALSE(preCreateAnswer(req).has_container_resources());
   }
   // A BE pod with a batch plan keeps the plan's quota and gets no cpuset.
   auto be = containerRequest("BE", "main");
   (*be.mutable_pod_annotations())["scheduling.koordinator.sh/resource-status"] =
       std::string(R"({"cpuset":"2-3"})");
-  auto both = containerHookAnswer(be);
+  auto both = preCreateAnswer(be);
   CHECK(both.container_resources().cpu_shares() == 1024);
   CHECK(both.container_resources().cpuset_cpus().empty());
   CHECK(both.container_resources().cpu_quota() == 200000);
@@ -161,27 +182,27 @@ TEST_CASE("runtime hook CPUSetAllocator: oversized annotations and cpu lists are
   while (cpus.size() < 200 * 1024)
     cpus += ",0-8191";
   annotations["scheduling.koordinator.sh/resource-status"] = R"({"cpuset":")" + cpus + R"("})";
-  CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(req).has_container_resources());
   // Past the API server's annotation limit: refused before it is parsed.
   annotations["scheduling.koordinator.sh/resource-status"] =
       R"({"cpuset":"0","pad":")" + std::string(256 * 1024, 'x') + R"("})";
-  CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(req).has_container_resources());
 }
 
 TEST_CASE("runtime hook OOMScoreAdj: per container, else per pod, only in range",
           "[koordlet][runtimehooks]") {
-  const RuntimeHookPlugins on{.oom_score_adj = true};
+  const auto on = hooks({{"OOMScoreAdj", true}});
   auto req = containerRequest("LS", "main", "");
   auto& annotations = *req.mutable_pod_annotations();
   annotations["koordinator.sh/oom-score-adj"] = std::string("-500");
-  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == -500);
+  CHECK(preCreateAnswer(req, on).container_resources().oom_score_adj() == -500);
   // Off by default, as the OOMScoreAdj gate is.
-  CHECK_FALSE(containerHookAnswer(req).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(req).has_container_resources());
   annotations["koordinator.sh/oom-score-adj-spec"] =
       std::string(R"({"main": 300, "sidecar": -999})");
-  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == 300);
+  CHECK(preCreateAnswer(req, on).container_resources().oom_score_adj() == 300);
   req.mutable_container_meta()->set_name("other");  // not in the spec: the pod's value
-  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == -500);
+  CHECK(preCreateAnswer(req, on).container_resources().oom_score_adj() == -500);
   req.mutable_container_meta()->set_name("main");
 
   // Refused (logged, no change): out of range, not integers, a broken spec anywhere in it.
@@ -196,19 +217,19 @@ TEST_CASE("runtime hook OOMScoreAdj: per container, else per pod, only in range"
     INFO(text);
     auto bad = req;
     (*bad.mutable_pod_annotations())[key] = text;
-    CHECK_FALSE(containerHookAnswer(bad, on).has_container_resources());
+    CHECK_FALSE(preCreateAnswer(bad, on).has_container_resources());
   }
   annotations.erase("koordinator.sh/oom-score-adj-spec");
   for (const char* text : {"1001", "-1001", "5x", "", "+-5", " 5", "0x10"}) {
     INFO(text);
     annotations["koordinator.sh/oom-score-adj"] = std::string(text);
-    CHECK_FALSE(containerHookAnswer(req, on).has_container_resources());
+    CHECK_FALSE(preCreateAnswer(req, on).has_container_resources());
   }
   annotations["koordinator.sh/oom-score-adj"] = std::string("+1000");
-  CHECK(containerHookAnswer(req, on).container_resources().oom_score_adj() == 1000);
+  CHECK(preCreateAnswer(req, on).container_resources().oom_score_adj() == 1000);
   // Longer than such a value can need: refused unread, though the number in it is in range.
   annotations["koordinator.sh/oom-score-adj"] = std::string(4096, '0') + "5";
-  CHECK_FALSE(containerHookAnswer(req, on).has_container_resources());
+  CHECK_FALSE(preCreateAnswer(req, on).has_container_resources());
 }
 
 TEST_CASE("runtime hook server: registration and answers over its unix socket",
@@ -221,6 +242,7 @@ TEST_CASE("runtime hook server: registration and answers over its unix socket",
   o.config_path = dir + "/hookserver.d";
   o.failure_policy = "Ignore";
   o.disable_stages = {"PostStopContainer"};
+  o.hooks = &defaultHooks();
   {
     HookServer server(o);
     server.start();

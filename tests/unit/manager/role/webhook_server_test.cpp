@@ -28,15 +28,15 @@ using namespace koord::http::testing;
 
 TEST_CASE("webhook server: bad requests get 4xx and the server keeps serving", "[webhookserver]") {
   IoThreads loop;
-  TempDir dir;
+  koord::testing::TempTree dir{"koord-webhook"};
   const auto& pki = sharedPki("webhook-server-test");
-  writeOrThrow(dir.file("cert.pem"), pki.serving.cert_pem);
-  writeOrThrow(dir.file("key.pem"), pki.serving.key_pem);
+  writeOrThrow(dir.path("cert.pem").string(), pki.serving.cert_pem);
+  writeOrThrow(dir.path("key.pem").string(), pki.serving.key_pem);
   koord::metrics::Registry registry;
   WebhookServerOptions options;
   options.address = "127.0.0.1:0";
-  options.cert_file = dir.file("cert.pem");
-  options.key_file = dir.file("key.pem");
+  options.cert_file = dir.path("cert.pem").string();
+  options.key_file = dir.path("key.pem").string();
   options.body_limit = 64 * 1024;
   WebhookServer server(loop.io, options, registry);
   server.handle("/mutate-pod", [](std::string_view body) {
@@ -93,18 +93,18 @@ namespace {
 
 // A WebhookServer on loopback with the shared test PKI's serving certificate.
 struct WebhookFixture {
-  TempDir dir;
+  koord::testing::TempTree dir{"koord-webhook"};
   const Pki& pki = sharedPki("webhook-server-test");
   koord::metrics::Registry registry;
   WebhookServerOptions options;
 
   WebhookFixture() {
-    writeOrThrow(dir.file("cert.pem"), pki.serving.cert_pem);
-    writeOrThrow(dir.file("key.pem"), pki.serving.key_pem);
-    writeOrThrow(dir.file("ca.pem"), pki.ca.cert_pem);
+    writeOrThrow(dir.path("cert.pem").string(), pki.serving.cert_pem);
+    writeOrThrow(dir.path("key.pem").string(), pki.serving.key_pem);
+    writeOrThrow(dir.path("ca.pem").string(), pki.ca.cert_pem);
     options.address = "127.0.0.1:0";
-    options.cert_file = dir.file("cert.pem");
-    options.key_file = dir.file("key.pem");
+    options.cert_file = dir.path("cert.pem").string();
+    options.key_file = dir.path("key.pem").string();
   }
 
   ClientOptions client(const KeyPair* cert = nullptr) const {
@@ -229,7 +229,7 @@ TEST_CASE("webhook server: with client_ca_file only the named client certificate
           "[webhookserver]") {
   IoThreads loop;
   WebhookFixture f;
-  f.options.client_ca_file = f.dir.file("ca.pem");
+  f.options.client_ca_file = f.dir.path("ca.pem").string();
   f.options.client_common_names = {"kube-apiserver-webhook"};
   WebhookServer server(loop.io, f.options, f.registry);
   server.handle("/validate-pod", [](std::string_view) {

@@ -1,5 +1,6 @@
-// DefaultPreemption test fixtures: upstream's test pods and nodes, a recording ClusterView, and a
-// runtime Framework (PrioritySort, NodeResourcesFit, fake filters) as the FrameworkHandle.
+// DefaultPreemption test fixtures: upstream's test pods and nodes, the testkit's recording
+// ClusterView, and a runtime Framework (PrioritySort, NodeResourcesFit, fake filters) as the
+// FrameworkHandle.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -19,9 +20,13 @@
 #include "framework/plugin_registry.h"
 #include "framework/snapshot.h"
 #include "plugins/upstream/defaultpreemption/default_preemption.h"
-#include "plugins/upstream/upstream_plugins.h"
+#include "plugins/upstream/defaultpreemption/register.h"
+#include "plugins/upstream/noderesources/register.h"
+#include "plugins/upstream/queuesort/register.h"
 #include "runtime/framework.h"
 #include "runtime/parallelizer.h"
+#include "scheduler/fake_cluster.h"
+#include "scheduler/fixed_factory.h"
 
 namespace koord::roles::scheduler::upstream::dptest {
 
@@ -108,42 +113,8 @@ inline Snapshot makeSnapshot(const std::vector<std::string>& names,
   return Snapshot(std::move(list));
 }
 
-/// ClusterView over fixtures, recording the API calls preemption makes.
-class TestCluster final : public ClusterView {
- public:
-  std::map<std::string, std::vector<DisruptionBudget>, std::less<>> budgets;
-  std::map<std::string, std::vector<std::shared_ptr<const PodInfo>>, std::less<>> nominated;
-  std::set<std::string> fail_delete;  // pod names whose deletion fails
-  bool fail_clear = false;
-  mutable std::vector<std::string> deleted;  // every deletion tried, in order
-  mutable std::vector<std::string> cleared;  // every nomination clearing tried, in order
-
-  std::shared_ptr<const apis::NodeMetric> nodeMetric(std::string_view) const override {
-    return nullptr;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view ns) const override {
-    auto it = budgets.find(ns);
-    return it == budgets.end() ? std::vector<DisruptionBudget>{} : it->second;
-  }
-  std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(
-      std::string_view node) const override {
-    auto it = nominated.find(node);
-    return it == nominated.end() ? std::vector<std::shared_ptr<const PodInfo>>{} : it->second;
-  }
-  bool anyNominatedPods() const override { return !nominated.empty(); }
-  kube::Expected<void> deletePod(const PodInfo& p) const override {
-    deleted.push_back(p.name);
-    if (fail_delete.count(p.name) != 0)
-      return kube::makeKubeError("pods \"" + p.name + "\" is forbidden");
-    return {};
-  }
-  kube::Expected<void> clearNominatedNodeName(const PodInfo& p) const override {
-    cleared.push_back(p.name);
-    if (fail_clear)
-      return kube::makeKubeError("the server is unavailable");
-    return {};
-  }
-};
+/// ClusterView over fixtures (budgets, nominations), recording the API calls preemption makes.
+using TestCluster = testkit::FakeCluster;
 
 /// `{app: foo}`-style PDB in namespace "default".
 inline DisruptionBudget budget(kube::Labels match, std::int32_t allowed,
@@ -216,21 +187,14 @@ struct Harness {
     registerPrioritySort(registry);
     registerNodeResourcesFit(registry);
     registerDefaultPreemption(registry);
-    auto fixed = [](std::shared_ptr<Plugin> p) {
-      PluginFactory f;
-      f.decode_args = [](const boost::json::value*,
-                         std::string_view) -> kube::Expected<std::shared_ptr<const PluginArgs>> {
-        return nullptr;
-      };
-      f.create = [p](std::shared_ptr<const PluginArgs>,
-                     FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> { return p; };
-      return f;
-    };
-    registry.add("FakeFilter", fixed(fake));
-    registry.add("TrueFilter", fixed(std::make_shared<TestFilter>(TestFilter::Kind::kTrue)));
-    registry.add("FalseFilter", fixed(std::make_shared<TestFilter>(TestFilter::Kind::kFalse)));
-    registry.add("MatchFilter", fixed(std::make_shared<TestFilter>(TestFilter::Kind::kMatch)));
-    registry.add("FakeBinder", fixed(std::make_shared<FakeBinder>()));
+    using testkit::fixedFactory;
+    registry.add("FakeFilter", fixedFactory(fake));
+    registry.add("TrueFilter", fixedFactory(std::make_shared<TestFilter>(TestFilter::Kind::kTrue)));
+    registry.add("FalseFilter",
+                 fixedFactory(std::make_shared<TestFilter>(TestFilter::Kind::kFalse)));
+    registry.add("MatchFilter",
+                 fixedFactory(std::make_shared<TestFilter>(TestFilter::Kind::kMatch)));
+    registry.add("FakeBinder", fixedFactory(std::make_shared<FakeBinder>()));
 
     config::Profile p;
     p.scheduler_name = "default-scheduler";

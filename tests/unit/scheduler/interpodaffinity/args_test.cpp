@@ -6,7 +6,7 @@
 
 #include "fixture.h"
 #include "framework/plugin_registry.h"
-#include "plugins/upstream/interpodaffinity/inter_pod_affinity.h"
+#include "plugins/upstream/interpodaffinity/register.h"
 
 namespace ipa_test {
 namespace {

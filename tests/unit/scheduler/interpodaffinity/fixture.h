@@ -1,5 +1,5 @@
 // Builders for InterPodAffinity's table tests: pods with (anti-)affinity terms written in the
-// label-selector string syntax, a cluster of labelled nodes served as a FrameworkHandle's
+// label-selector string syntax, a cluster of labelled nodes served as the testkit handle's
 // snapshot, and one-call PreFilter+Filter and PreScore+Score+NormalizeScore runs.
 #pragma once
 
@@ -13,10 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "framework/framework_handle.h"
 #include "framework/snapshot.h"
 #include "plugins/upstream/interpodaffinity/plugin.h"
 #include "plugins/upstream/interpodaffinity/state.h"
+#include "scheduler/builders.h"
+#include "scheduler/fake_handle.h"
 
 namespace ipa_test {
 
@@ -82,28 +83,13 @@ struct NodeSpec {
   Labels labels = {};
 };
 
-class NoClusterView : public ClusterView {
- public:
-  /// Whether some pod is nominated somewhere (PreFilter may answer Skip only when none is).
-  bool nominations = false;
-  std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view) const override {
-    return nullptr;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
-  bool anyNominatedPods() const override { return nominations; }
-};
-
 inline std::shared_ptr<const Node> makeNode(const NodeSpec& spec) {
-  auto n = std::make_shared<Node>();
-  n->name = spec.name;
-  n->uid = spec.name;
-  n->labels = spec.labels;
-  return n;
+  return testkit::makeNode(spec.name, spec.labels);
 }
 
 /// Nodes with the pods bound to them (each pod on the node its spec names; unique UIDs), as the
 /// handle's snapshot.
-class Cluster : public FrameworkHandle {
+class Cluster : public testkit::FakeHandle {
  public:
   Cluster(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods) {
     std::vector<std::shared_ptr<NodeInfo>> infos;
@@ -122,46 +108,13 @@ class Cluster : public FrameworkHandle {
       }
     }
     std::vector<std::shared_ptr<const NodeInfo>> all(infos.begin(), infos.end());
-    snapshot_ = Snapshot(std::move(all));
+    setSnapshot(Snapshot(std::move(all)));
   }
   /// A snapshot built by hand (NodeInfos whose derived lists a test chose).
-  explicit Cluster(Snapshot snapshot) : snapshot_(std::move(snapshot)) {}
+  explicit Cluster(Snapshot snapshot) : testkit::FakeHandle(std::move(snapshot)) {}
 
-  const Snapshot& snapshot() const override { return snapshot_; }
-  const ClusterView& cluster() const override { return view_; }
-  void setNominations(bool any) { view_.nominations = any; }
-  Status runFilterPlugins(const CycleState&, const PodInfo&, const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runFilterPluginsWithNominatedPods(const CycleState&, const PodInfo&,
-                                           const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runPreFilterAddPod(CycleState&, const PodInfo&, const PodInfo&,
-                            const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runPreFilterRemovePod(CycleState&, const PodInfo&, const PodInfo&,
-                               const NodeInfo&) const override {
-    return Status::success();
-  }
-
-  const NodeInfo& node(std::string_view name) const {
-    const NodeInfo* n = snapshot_.get(name);
-    INFO(name);
-    REQUIRE(n != nullptr);
-    return *n;
-  }
-  std::vector<const NodeInfo*> nodes() const {
-    std::vector<const NodeInfo*> out;
-    for (const auto& n : snapshot_.nodes())
-      out.push_back(n.get());
-    return out;
-  }
-
- private:
-  Snapshot snapshot_;
-  NoClusterView view_;
+  /// Whether some pod is nominated somewhere (PreFilter may answer Skip only when none is).
+  void setNominations(bool any) { fakeCluster().any_nominated = any; }
 };
 
 inline std::shared_ptr<InterPodAffinity> makePlugin(const Cluster& cluster,

@@ -1,5 +1,5 @@
-// Test fixtures for LoadAwareScheduling: a fake FrameworkHandle whose ClusterView serves
-// NodeMetrics from a map, a settable clock, and builders for pods, nodes and NodeMetrics.
+// Test fixtures for LoadAwareScheduling: the testkit's FrameworkHandle serving NodeMetrics as
+// LoadAware's declared source, and builders for pods, nodes and NodeMetrics.
 #pragma once
 
 #include <chrono>
@@ -11,91 +11,60 @@
 #include <utility>
 #include <vector>
 
-#include "framework/framework_handle.h"
-#include "framework/snapshot.h"
 #include "koord/apis/node_metric.h"
 #include "koord/kube/quantity.h"
 #include "plugins/loadaware/load_aware.h"
+#include "scheduler/builders.h"
+#include "scheduler/fake_handle.h"
 
 namespace loadaware_test {
 
-using koord::roles::scheduler::ClusterView;
 using koord::roles::scheduler::CycleState;
-using koord::roles::scheduler::DisruptionBudget;
-using koord::roles::scheduler::FrameworkHandle;
 using koord::roles::scheduler::Node;
 using koord::roles::scheduler::NodeInfo;
 using koord::roles::scheduler::PodInfo;
 using koord::roles::scheduler::Resource;
 using koord::roles::scheduler::Snapshot;
 using koord::roles::scheduler::Status;
+using koord::roles::scheduler::loadaware::kNodeMetricSource;
 using TimePoint = std::chrono::system_clock::time_point;
 
 inline const TimePoint kNow{std::chrono::seconds(1700000000)};
 
 inline koord::kube::Quantity q(std::string_view text) {
-  return koord::kube::Quantity::parse(text).value();
+  return koord::roles::scheduler::testkit::quantity(text);
 }
 
 inline koord::kube::ResourceList list(std::string_view cpu, std::string_view memory) {
-  return {{"cpu", q(cpu)}, {"memory", q(memory)}};
+  return koord::roles::scheduler::testkit::resourceList(cpu, memory);
 }
 
 inline Resource res(std::string_view cpu, std::string_view memory) {
-  return Resource::fromList(list(cpu, memory));
+  return koord::roles::scheduler::testkit::resources(cpu, memory);
 }
 
-class FakeCluster : public ClusterView {
+/// The testkit's handle with NodeMetrics served from its FakeCluster under LoadAware's key
+/// (declared before any plugin is built on it).
+class FakeHandle : public koord::roles::scheduler::testkit::FakeHandle {
  public:
-  std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view node) const override {
-    auto it = metrics.find(std::string(node));
-    return it == metrics.end() ? nullptr : it->second;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
-
-  std::map<std::string, std::shared_ptr<const koord::apis::NodeMetric>> metrics;
-};
-
-class FakeHandle : public FrameworkHandle {
- public:
-  const Snapshot& snapshot() const override { return snapshot_; }
-  const ClusterView& cluster() const override { return cluster_; }
-  Status runFilterPlugins(const CycleState&, const PodInfo&, const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runFilterPluginsWithNominatedPods(const CycleState&, const PodInfo&,
-                                           const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runPreFilterAddPod(CycleState&, const PodInfo&, const PodInfo&,
-                            const NodeInfo&) const override {
-    return Status::success();
-  }
-  Status runPreFilterRemovePod(CycleState&, const PodInfo&, const PodInfo&,
-                               const NodeInfo&) const override {
-    return Status::success();
-  }
+  FakeHandle() { fakeCluster().declare<koord::apis::NodeMetric>(kNodeMetricSource); }
 
   void setMetric(koord::apis::NodeMetric m) {
     std::string name = m.name;
-    cluster_.metrics[name] = std::make_shared<const koord::apis::NodeMetric>(std::move(m));
+    fakeCluster().setObject(kNodeMetricSource, std::move(name),
+                            std::make_shared<const koord::apis::NodeMetric>(std::move(m)));
   }
-  void removeMetric(const std::string& name) { cluster_.metrics.erase(name); }
-
- private:
-  Snapshot snapshot_;
-  FakeCluster cluster_;
+  void removeMetric(const std::string& name) {
+    fakeCluster().removeObject<koord::apis::NodeMetric>(kNodeMetricSource, name);
+  }
 };
 
 /// A pod named `name` in "default", requests = limits unless limits are given.
 inline PodInfo pod(std::string name, Resource requests, std::optional<Resource> limits = {}) {
-  PodInfo p;
-  p.namespace_ = "default";
-  p.name = name;
-  p.uid = "uid-" + name;
-  p.limits = limits ? *limits : requests;
-  p.requests = std::move(requests);
-  return p;
+  const std::string uid = "uid-" + name;
+  koord::roles::scheduler::testkit::PodBuilder b(std::move(name));
+  b.uid(uid).limits(limits ? *limits : requests).requests(std::move(requests));
+  return b;
 }
 
 /// 96 cores and 512Gi unless told otherwise.

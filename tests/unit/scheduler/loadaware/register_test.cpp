@@ -1,4 +1,6 @@
-#include "plugins/loadaware/loadaware.h"
+#include "plugins/loadaware/register.h"
+
+#include "framework/plugin_registry.h"
 
 #include <boost/json.hpp>
 
@@ -23,6 +25,11 @@ TEST_CASE("loadaware registration: decode and create through the registry",
     auto plugin = factory->create(*args, handle);
     REQUIRE(plugin.has_value());
     CHECK((*plugin)->name() == "LoadAwareScheduling");
+  }
+  SECTION("NodeMetrics are declared for the scheduler's informers, kept on NodeInfos") {
+    REQUIRE(factory->objects.size() == 1);
+    CHECK(factory->objects[0].key == "slo.koordinator.sh/v1alpha1/nodemetrics");
+    CHECK(factory->objects[0].make_informer != nullptr);
   }
   SECTION("bad args are refused with the field named") {
     boost::json::value v = boost::json::parse(R"({"usageThresholds": {"cpu": 300}})");

@@ -26,10 +26,6 @@ struct Report {
 
 class RecordingApi final : public SchedulerApi {
  public:
-  std::shared_ptr<const apis::NodeMetric> nodeMetric(std::string_view) const override {
-    return nullptr;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
   void bindPod(std::shared_ptr<const PodInfo> pod, const std::string& node,
                ApiCallback done) const override {
     bindings.emplace_back(pod->key(), node);

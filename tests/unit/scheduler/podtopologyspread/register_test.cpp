@@ -9,6 +9,7 @@
 #include "catch_expected.h"
 #include "fixtures.h"
 #include "framework/plugin_registry.h"
+#include "plugins/upstream/podtopologyspread/register.h"
 
 namespace pts_test {
 namespace {

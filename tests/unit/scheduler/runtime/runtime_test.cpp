@@ -13,6 +13,8 @@
 #include "runtime/framework.h"
 #include "runtime/parallelizer.h"
 #include "runtime/schedule_pod.h"
+#include "scheduler/fake_cluster.h"
+#include "scheduler/fixed_factory.h"
 
 using namespace koord::roles::scheduler;
 using config::ExtensionPoint;
@@ -171,48 +173,23 @@ class Skipper final : public PreFilterPlugin,
   }
 };
 
-class NullCluster final : public ClusterView {
- public:
-  /// Pods nominated to a node, by node name.
-  std::map<std::string, std::vector<std::shared_ptr<const PodInfo>>, std::less<>> nominated;
-  std::shared_ptr<const koord::apis::NodeMetric> nodeMetric(std::string_view) const override {
-    return nullptr;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
-  std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(
-      std::string_view node) const override {
-    auto it = nominated.find(node);
-    return it == nominated.end() ? std::vector<std::shared_ptr<const PodInfo>>{} : it->second;
-  }
-  bool anyNominatedPods() const override { return !nominated.empty(); }
-};
-
 struct Fixture {
   std::shared_ptr<ModuloFilter> filter = std::make_shared<ModuloFilter>();
   std::shared_ptr<RecordingBinder> binder = std::make_shared<RecordingBinder>();
   std::shared_ptr<Skipper> skipper = std::make_shared<Skipper>();
   std::shared_ptr<FlatScore> flat = std::make_shared<FlatScore>();
   PluginRegistry registry;
-  NullCluster cluster;
+  testkit::FakeCluster cluster;  // nominations by node name
   Parallelizer parallelizer{4};
 
   Fixture() {
-    auto fixed = [](std::shared_ptr<Plugin> p) {
-      PluginFactory f;
-      f.decode_args = [](const boost::json::value*, std::string_view)
-          -> koord::kube::Expected<std::shared_ptr<const PluginArgs>> { return nullptr; };
-      f.create = [p](std::shared_ptr<const PluginArgs>,
-                     FrameworkHandle&) -> koord::kube::Expected<std::shared_ptr<Plugin>> {
-        return p;
-      };
-      return f;
-    };
-    registry.add("Sort", fixed(std::make_shared<PrioritySortFake>()));
-    registry.add("Modulo", fixed(filter));
-    registry.add("Index", fixed(std::make_shared<IndexScore>()));
-    registry.add("Flat", fixed(flat));
-    registry.add("Binder", fixed(binder));
-    registry.add("Skipper", fixed(skipper));
+    using testkit::fixedFactory;
+    registry.add("Sort", fixedFactory(std::make_shared<PrioritySortFake>()));
+    registry.add("Modulo", fixedFactory(filter));
+    registry.add("Index", fixedFactory(std::make_shared<IndexScore>()));
+    registry.add("Flat", fixedFactory(flat));
+    registry.add("Binder", fixedFactory(binder));
+    registry.add("Skipper", fixedFactory(skipper));
   }
 
   /// The usual profile with Skipper at PreFilter, Filter, PreScore and Score (weight 2).

@@ -1,10 +1,16 @@
 #include <catch2/catch.hpp>
 
 #include "fixtures.h"
-#include "framework/framework_handle.h"
 #include "framework/plugin_registry.h"
-#include "framework/snapshot.h"
-#include "plugins/upstream/upstream_plugins.h"
+#include "plugins/upstream/defaultbinder/register.h"
+#include "plugins/upstream/nodeaffinity/register.h"
+#include "plugins/upstream/nodename/register.h"
+#include "plugins/upstream/nodeports/register.h"
+#include "plugins/upstream/noderesources/register.h"
+#include "plugins/upstream/nodeunschedulable/register.h"
+#include "plugins/upstream/queuesort/register.h"
+#include "plugins/upstream/tainttoleration/register.h"
+#include "scheduler/fake_handle.h"
 
 namespace koord::roles::scheduler::upstream {
 namespace {
@@ -14,39 +20,23 @@ using namespace testing;
 constexpr std::string_view kV1beta1 = "kubescheduler.config.k8s.io/v1beta1";
 constexpr std::string_view kV1beta2 = "kubescheduler.config.k8s.io/v1beta2";
 
-class NoCluster final : public ClusterView {
- public:
-  std::shared_ptr<const apis::NodeMetric> nodeMetric(std::string_view) const override {
-    return nullptr;
-  }
-  std::vector<DisruptionBudget> disruptionBudgets(std::string_view) const override { return {}; }
-};
-
 // The upstream plugins never reach through the handle; create() only needs one to exist.
-class StubHandle final : public FrameworkHandle {
- public:
-  const Snapshot& snapshot() const override { return snapshot_; }
-  const ClusterView& cluster() const override { return cluster_; }
-  Status runFilterPlugins(const CycleState&, const PodInfo&, const NodeInfo&) const override {
-    return Status::error("not in this test");
-  }
-  Status runFilterPluginsWithNominatedPods(const CycleState&, const PodInfo&,
-                                           const NodeInfo&) const override {
-    return Status::error("not in this test");
-  }
-  Status runPreFilterAddPod(CycleState&, const PodInfo&, const PodInfo&,
-                            const NodeInfo&) const override {
-    return Status::error("not in this test");
-  }
-  Status runPreFilterRemovePod(CycleState&, const PodInfo&, const PodInfo&,
-                               const NodeInfo&) const override {
-    return Status::error("not in this test");
-  }
+using StubHandle = testkit::FakeHandle;
 
- private:
-  Snapshot snapshot_;
-  NoCluster cluster_;
-};
+// The node-local upstream plugins, as the in-tree table registers them.
+void registerNodeLocalPlugins(PluginRegistry& registry) {
+  registerPrioritySort(registry);
+  registerNodeUnschedulable(registry);
+  registerNodeName(registry);
+  registerNodePorts(registry);
+  registerNodeAffinity(registry);
+  registerTaintToleration(registry);
+  registerNodeResourcesFit(registry);
+  registerNodeResourcesLeastAllocated(registry);
+  registerNodeResourcesMostAllocated(registry);
+  registerNodeResourcesBalancedAllocation(registry);
+  registerDefaultBinder(registry);
+}
 
 struct Extends {
   bool queue_sort = false;
@@ -81,10 +71,10 @@ std::shared_ptr<Plugin> build(const PluginRegistry& registry, std::string_view n
   return *plugin;
 }
 
-TEST_CASE("registerUpstreamPlugins registers every plugin under its upstream name",
+TEST_CASE("the upstream register functions add each plugin under its upstream name",
           "[scheduler][upstream]") {
   PluginRegistry registry;
-  registerUpstreamPlugins(registry);
+  registerNodeLocalPlugins(registry);
   const std::vector<std::string> want = {
       "DefaultBinder",
       "NodeAffinity",
@@ -105,7 +95,7 @@ TEST_CASE("registerUpstreamPlugins registers every plugin under its upstream nam
 TEST_CASE("upstream factories build plugins with the 1.20 extension points",
           "[scheduler][upstream]") {
   PluginRegistry registry;
-  registerUpstreamPlugins(registry);
+  registerNodeLocalPlugins(registry);
   struct Case {
     std::string name;
     std::string_view version;
@@ -139,7 +129,7 @@ TEST_CASE("upstream factories build plugins with the 1.20 extension points",
 
 TEST_CASE("upstream factories pass decoded args to the plugin", "[scheduler][upstream]") {
   PluginRegistry registry;
-  registerUpstreamPlugins(registry);
+  registerNodeLocalPlugins(registry);
   const auto args = parseJson(R"({"scoringStrategy":{"type":"MostAllocated"}})");
   const auto plugin = build(registry, "NodeResourcesFit", kV1beta2, &args);
   const auto* score = dynamic_cast<const ScorePlugin*>(plugin.get());
@@ -155,7 +145,7 @@ TEST_CASE("upstream factories pass decoded args to the plugin", "[scheduler][ups
 
 TEST_CASE("upstream factories refuse args of another plugin", "[scheduler][upstream]") {
   PluginRegistry registry;
-  registerUpstreamPlugins(registry);
+  registerNodeLocalPlugins(registry);
   StubHandle handle;
   const auto affinity_args = std::make_shared<const PluginArgs>();
   for (const char* name : {"NodeAffinity", "NodeResourcesFit", "NodeResourcesLeastAllocated",
@@ -168,7 +158,7 @@ TEST_CASE("upstream factories refuse args of another plugin", "[scheduler][upstr
 
 TEST_CASE("upstream plugins without args refuse non-empty args", "[scheduler][upstream]") {
   PluginRegistry registry;
-  registerUpstreamPlugins(registry);
+  registerNodeLocalPlugins(registry);
   const auto args = parseJson(R"({"foo":true})");
   for (const char* name :
        {"PrioritySort", "NodeUnschedulable", "NodeName", "NodePorts", "TaintToleration"}) {

@@ -3,9 +3,7 @@
 #include <utility>
 
 #include "framework/framework_handle.h"
-#include "framework/plugin_registry.h"
 #include "plugins/upstream/args_decode.h"
-#include "plugins/upstream/upstream_plugins.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -18,19 +16,6 @@ void DefaultBinder::bind(std::shared_ptr<CycleState> /*state*/, std::shared_ptr<
                               else
                                 done(Status::error(result.error().message));
                             });
-}
-
-void registerDefaultBinder(PluginRegistry& registry) {
-  registry.add(
-      std::string(kDefaultBinderName),
-      PluginFactory{
-          .decode_args = [](const boost::json::value* args,
-                            std::string_view) { return refuseArgs(args, kDefaultBinderName); },
-          .create = [](std::shared_ptr<const PluginArgs>,
-                       FrameworkHandle& handle) -> kube::Expected<std::shared_ptr<Plugin>> {
-            return std::make_shared<DefaultBinder>(handle);
-          },
-      });
 }
 
 }  // namespace koord::roles::scheduler::upstream

@@ -18,10 +18,6 @@
 #include "plugins/upstream/defaultpreemption/args.h"
 #include "plugins/upstream/defaultpreemption/victims.h"
 
-namespace koord::roles::scheduler {
-class PluginRegistry;
-}
-
 namespace koord::roles::scheduler::upstream {
 
 inline constexpr std::string_view kDefaultPreemptionName = "DefaultPreemption";
@@ -68,7 +64,5 @@ class DefaultPreemption final : public PostFilterPlugin {
   const FrameworkHandle& handle_;
   std::mt19937_64 rng_;
 };
-
-void registerDefaultPreemption(PluginRegistry& registry);
 
 }  // namespace koord::roles::scheduler::upstream

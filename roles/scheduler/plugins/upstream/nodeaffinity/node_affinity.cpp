@@ -4,12 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "framework/plugin_registry.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "plugins/upstream/args_decode.h"
 #include "plugins/upstream/normalize_score.h"
-#include "plugins/upstream/upstream_plugins.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -238,26 +236,6 @@ Status NodeAffinity::normalizeScore(const CycleState&, const PodInfo&,
                                     std::vector<NodeScore>& scores) const {
   defaultNormalizeScore(kMaxNodeScore, /*reverse=*/false, scores);
   return Status::success();
-}
-
-void registerNodeAffinity(PluginRegistry& registry) {
-  registry.add(std::string(kNodeAffinityName),
-               PluginFactory{
-                   .decode_args = [](const json::value* args, std::string_view api_version)
-                       -> kube::Expected<std::shared_ptr<const PluginArgs>> {
-                     auto decoded = decodeNodeAffinityArgs(args, api_version);
-                     if (!decoded)
-                       return decoded.error();
-                     return std::shared_ptr<const PluginArgs>(std::move(*decoded));
-                   },
-                   .create = [](std::shared_ptr<const PluginArgs> args,
-                                FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
-                     auto typed = std::dynamic_pointer_cast<const NodeAffinityArgs>(args);
-                     if (args && !typed)
-                       return kube::makeKubeError("NodeAffinity: args are not NodeAffinityArgs");
-                     return std::make_shared<NodeAffinity>(std::move(typed));
-                   },
-               });
 }
 
 }  // namespace koord::roles::scheduler::upstream

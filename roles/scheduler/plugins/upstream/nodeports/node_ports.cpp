@@ -4,9 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "framework/plugin_registry.h"
 #include "plugins/upstream/args_decode.h"
-#include "plugins/upstream/upstream_plugins.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -51,18 +49,6 @@ Status NodePorts::filter(const CycleState& state, const PodInfo&, const NodeInfo
   if (fitsPorts(s->ports, node))
     return Status::success();
   return Status::unschedulable(std::string(kErrReasonNodePorts));
-}
-
-void registerNodePorts(PluginRegistry& registry) {
-  registry.add(std::string(kNodePortsName),
-               PluginFactory{
-                   .decode_args = [](const boost::json::value* args,
-                                     std::string_view) { return refuseArgs(args, kNodePortsName); },
-                   .create = [](std::shared_ptr<const PluginArgs>,
-                                FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
-                     return std::make_shared<NodePorts>();
-                   },
-               });
 }
 
 }  // namespace koord::roles::scheduler::upstream

@@ -4,11 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "framework/plugin_registry.h"
 #include "koord/kube/json_fields.h"
 #include "plugins/upstream/args_decode.h"
 #include "plugins/upstream/noderesources/resource_args.h"
-#include "plugins/upstream/upstream_plugins.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -59,29 +57,6 @@ Status NodeResourcesBalancedAllocation::score(const CycleState&, const PodInfo& 
   score = resources_.empty() ? balancedAllocationScore(node, pod)
                              : balancedAllocationScore(node, pod, resources_);
   return Status::success();
-}
-
-void registerNodeResourcesBalancedAllocation(PluginRegistry& registry) {
-  registry.add(std::string(kNodeResourcesBalancedAllocationName),
-               PluginFactory{
-                   .decode_args = [](const boost::json::value* args, std::string_view api_version)
-                       -> kube::Expected<std::shared_ptr<const PluginArgs>> {
-                     auto decoded = decodeNodeResourcesBalancedAllocationArgs(args, api_version);
-                     if (!decoded)
-                       return decoded.error();
-                     return std::shared_ptr<const PluginArgs>(std::move(*decoded));
-                   },
-                   .create = [](std::shared_ptr<const PluginArgs> args,
-                                FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
-                     auto typed =
-                         std::dynamic_pointer_cast<const NodeResourcesBalancedAllocationArgs>(args);
-                     if (args && !typed)
-                       return kube::makeKubeError(
-                           "NodeResourcesBalancedAllocation: args are not "
-                           "NodeResourcesBalancedAllocationArgs");
-                     return std::make_shared<NodeResourcesBalancedAllocation>(std::move(typed));
-                   },
-               });
 }
 
 }  // namespace koord::roles::scheduler::upstream

@@ -6,12 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "framework/plugin_registry.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/labels.h"
 #include "plugins/upstream/args_decode.h"
 #include "plugins/upstream/noderesources/resource_args.h"
-#include "plugins/upstream/upstream_plugins.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -268,29 +266,6 @@ Status ScoringNodeResourcesFit::score(const CycleState&, const PodInfo& pod, con
       break;
   }
   return Status::success();
-}
-
-void registerNodeResourcesFit(PluginRegistry& registry) {
-  registry.add(
-      std::string(kNodeResourcesFitName),
-      PluginFactory{
-          .decode_args = [](const json::value* args, std::string_view api_version)
-              -> kube::Expected<std::shared_ptr<const PluginArgs>> {
-            auto decoded = decodeNodeResourcesFitArgs(args, api_version);
-            if (!decoded)
-              return decoded.error();
-            return std::shared_ptr<const PluginArgs>(std::move(*decoded));
-          },
-          .create = [](std::shared_ptr<const PluginArgs> args,
-                       FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
-            auto typed = std::dynamic_pointer_cast<const NodeResourcesFitArgs>(args);
-            if (args && !typed)
-              return kube::makeKubeError("NodeResourcesFit: args are not NodeResourcesFitArgs");
-            if (typed && typed->scoring_strategy)
-              return std::make_shared<ScoringNodeResourcesFit>(std::move(typed));
-            return std::make_shared<NodeResourcesFit>(std::move(typed));
-          },
-      });
 }
 
 }  // namespace koord::roles::scheduler::upstream

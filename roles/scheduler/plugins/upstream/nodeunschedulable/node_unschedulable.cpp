@@ -1,8 +1,6 @@
 #include "plugins/upstream/nodeunschedulable/node_unschedulable.h"
 
-#include "framework/plugin_registry.h"
 #include "plugins/upstream/args_decode.h"
-#include "plugins/upstream/upstream_plugins.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -19,19 +17,6 @@ Status NodeUnschedulable::filter(const CycleState&, const PodInfo& pod,
   if (kube::tolerationsTolerateTaint(pod.tolerations, unschedulable))
     return Status::success();
   return Status::unresolvable(std::string(kErrReasonUnschedulable));
-}
-
-void registerNodeUnschedulable(PluginRegistry& registry) {
-  registry.add(
-      std::string(kNodeUnschedulableName),
-      PluginFactory{
-          .decode_args = [](const boost::json::value* args,
-                            std::string_view) { return refuseArgs(args, kNodeUnschedulableName); },
-          .create = [](std::shared_ptr<const PluginArgs>,
-                       FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
-            return std::make_shared<NodeUnschedulable>();
-          },
-      });
 }
 
 }  // namespace koord::roles::scheduler::upstream

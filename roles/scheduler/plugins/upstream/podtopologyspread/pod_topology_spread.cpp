@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "framework/framework_handle.h"
-#include "framework/plugin_registry.h"
 #include "framework/snapshot.h"
 #include "plugins/upstream/podtopologyspread/filtering.h"
 #include "plugins/upstream/podtopologyspread/scoring.h"
@@ -109,27 +108,6 @@ Status PodTopologySpread::normalizeScore(const CycleState& state, const PodInfo&
     return missingState(pts::kPreScoreStateKey, true);
   pts::normalizeScores(*s, handle_.snapshot(), scores);
   return Status::success();
-}
-
-void registerPodTopologySpread(PluginRegistry& registry) {
-  registry.add(
-      std::string(kPodTopologySpreadName),
-      PluginFactory{
-          .decode_args = [](const boost::json::value* args, std::string_view api_version)
-              -> kube::Expected<std::shared_ptr<const PluginArgs>> {
-            auto decoded = decodePodTopologySpreadArgs(args, api_version);
-            if (!decoded)
-              return decoded.error();
-            return std::shared_ptr<const PluginArgs>(std::move(*decoded));
-          },
-          .create = [](std::shared_ptr<const PluginArgs> args,
-                       FrameworkHandle& handle) -> kube::Expected<std::shared_ptr<Plugin>> {
-            auto typed = std::dynamic_pointer_cast<const PodTopologySpreadArgs>(args);
-            if (args && !typed)
-              return kube::makeKubeError("PodTopologySpread: args are not PodTopologySpreadArgs");
-            return std::make_shared<PodTopologySpread>(std::move(typed), handle);
-          },
-      });
 }
 
 }  // namespace koord::roles::scheduler::upstream

@@ -12,7 +12,6 @@
 
 namespace koord::roles::scheduler {
 class FrameworkHandle;
-class PluginRegistry;
 }  // namespace koord::roles::scheduler
 
 namespace koord::roles::scheduler::upstream {
@@ -62,7 +61,5 @@ class PodTopologySpread final : public PreFilterPlugin,
   std::shared_ptr<const PodTopologySpreadArgs> args_;
   const FrameworkHandle& handle_;
 };
-
-void registerPodTopologySpread(PluginRegistry& registry);
 
 }  // namespace koord::roles::scheduler::upstream

@@ -4,10 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "framework/plugin_registry.h"
 #include "plugins/upstream/args_decode.h"
 #include "plugins/upstream/normalize_score.h"
-#include "plugins/upstream/upstream_plugins.h"
 
 namespace koord::roles::scheduler::upstream {
 
@@ -87,19 +85,6 @@ Status TaintToleration::normalizeScore(const CycleState&, const PodInfo&,
                                        std::vector<NodeScore>& scores) const {
   defaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);
   return Status::success();
-}
-
-void registerTaintToleration(PluginRegistry& registry) {
-  registry.add(
-      std::string(kTaintTolerationName),
-      PluginFactory{
-          .decode_args = [](const boost::json::value* args,
-                            std::string_view) { return refuseArgs(args, kTaintTolerationName); },
-          .create = [](std::shared_ptr<const PluginArgs>,
-                       FrameworkHandle&) -> kube::Expected<std::shared_ptr<Plugin>> {
-            return std::make_shared<TaintToleration>();
-          },
-      });
 }
 
 }  // namespace koord::roles::scheduler::upstream

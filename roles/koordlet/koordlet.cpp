@@ -1,0 +1,184 @@
+#include "koordlet.h"
+
+#include <chrono>
+#include <filesystem>
+#include <utility>
+
+#include "koord/app/role_app.h"
+#include "koord/core/feature_gate.h"
+#include "koord/kube/event_recorder.h"
+#include "koord/kube/rest_client.h"
+#include "koordlet_options.h"
+#include "koordlet_startup.h"
+#include "metriccache/metric_cache.h"
+#include "metricsadvisor/resource_collector.h"
+#include "metricsadvisor/usage_gauges.h"
+#include "periodic_task.h"
+#include "qosmanager/evict/pod_evictor.h"
+#include "qosmanager/qos_manager.h"
+#include "runtimehooks/runtime_hooks.h"
+#include "statesinformer/node_device_reporter.h"
+#include "statesinformer/node_metric_reporter.h"
+#include "statesinformer/states_informer.h"
+
+namespace koord::roles::koordlet {
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Node-level series keep the longest aggregate window (30 min); pod and container series only
+// what the reporter's window and the QoS strategies read, so 400 pods stay small.
+metriccache::MetricCacheOptions metricCacheOptions(const KoordletOptions& o) {
+  metriccache::MetricCacheOptions cache_options;
+  cache_options.collect_interval = o.collect_res_used_interval;
+  cache_options.series_expire = seconds(o.metric_expire_seconds);
+  for (auto kind : {metriccache::MetricKind::kPodCPUUsage, metriccache::MetricKind::kPodMemoryUsage,
+                    metriccache::MetricKind::kContainerCPUUsage,
+                    metriccache::MetricKind::kContainerMemoryUsage})
+    cache_options.retention_by_kind.emplace_back(kind, seconds(600));
+  return cache_options;
+}
+
+// Accelerators (off by default, as in Koordinator): the node's Device object from the
+// device-daemon's report; its RDMA NICs only with RDMADevices too.
+std::unique_ptr<NodeDeviceReporter> deviceReporter(kube::RestClient& client,
+                                                   boost::asio::io_context& io,
+                                                   StatesInformer& states, const KoordletOptions& o,
+                                                   const FeatureGate& gates,
+                                                   metrics::Registry& registry) {
+  if (!gates.enabled("Accelerators"))
+    return nullptr;
+  return std::make_unique<NodeDeviceReporter>(
+      client, io, states,
+      NodeDeviceReporterOptions{
+          .node_name = o.node_name,
+          .device_infos_dir = o.xpu_device_infos_dir,
+          .sync_interval = o.node_topology_sync_interval,
+          .devices = {.rdma = gates.enabled("RDMADevices"),
+                      .nvidia_driver_version_file =
+                          std::filesystem::path(o.proc_root_dir) / "driver/nvidia/version"}},
+      registry);
+}
+
+}  // namespace
+
+struct Koordlet::Impl {
+  Impl(app::RoleApp& role_in, const KoordletOptions& options, const FeatureGate& gates,
+       const FlagSet& flags, KoordletEnvironment env);
+
+  app::RoleApp& role;
+  const KoordletOptions o;
+  const cgroup::CpuTopology topology;
+  boost::asio::io_context& io;
+  kube::RestClient client;
+  kube::EventRecorder recorder;
+  cgroup::ResourceExecutor cgroups;
+  metriccache::MetricCache cache;
+  StatesInformer states;
+  UsageGauges gauges;
+  ResourceCollector collector;
+  PeriodicTask collect;
+  PeriodicTask gc;
+  std::unique_ptr<NodeMetricReporter> reporter;
+  std::unique_ptr<NodeDeviceReporter> device_reporter;
+  qosmanager::PodEvictor evictor;
+  qosmanager::QoSManager qos;
+  RuntimeHooks hooks;
+  PeriodicTask readiness;
+};
+
+Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
+                     const FeatureGate& gates, const FlagSet& flags, KoordletEnvironment env)
+    : role(role_in),
+      o(options),
+      topology(std::move(env.topology)),
+      io(role.reactor().context()),
+      client(io, std::move(env.api_server)),
+      recorder(client, io, {"koordlet", o.node_name}),
+      cgroups(env.cgroup_root),
+      cache(metricCacheOptions(o)),
+      states(client, io, statesInformerOptions(o, flags, client.config())),
+      gauges(role.metrics(), o.node_name),
+      collector(cgroups, o.proc_root_dir, cache),
+      collect(io, "metrics advisor", o.collect_res_used_interval,
+              [this] {
+                auto pods = states.pods();
+                if (pods == nullptr)
+                  return;
+                static const HostApplications kNoHostApps;
+                auto slo = states.nodeSLO();
+                collector.collect(*pods, slo ? slo->host_applications : kNoHostApps,
+                                  std::chrono::system_clock::now(),
+                                  std::chrono::steady_clock::now());
+                gauges.update(cache, *pods);
+              }),
+      gc(io, "metric cache gc", seconds(o.metric_gc_interval_seconds),
+         [this] { cache.collectGarbage(std::chrono::system_clock::now()); }),
+      reporter(o.enable_node_metric_report
+                   ? std::make_unique<NodeMetricReporter>(client, io, states, cache, role.metrics())
+                   : nullptr),
+      device_reporter(deviceReporter(client, io, states, o, gates, role.metrics())),
+      evictor(client, recorder, role.metrics(), o.node_name),
+      // QoS strategies act only on synced state: a koordlet that cannot reach the API server
+      // keeps its last decisions instead of acting on a guess.
+      qos(
+          io, [this] { return states.snapshot(); }, gates,
+          qosmanager::StrategyContext{.cache = cache,
+                                      .cgroups = cgroups,
+                                      .topology = topology,
+                                      .evictor = evictor,
+                                      .options = o,
+                                      .metrics = role.metrics()}),
+      hooks(io, states, cgroups, gates, o),
+      readiness(io, "readiness", milliseconds(500), [this] {
+        role.health().setReady(states.hasSynced(), "node and pods not synced yet");
+      }) {
+  // Eviction rounds wait for the API server to say which Eviction version it takes: a round
+  // that ran on a guess would cool down after evictions the server refused.
+  evictor.discoverEvictionVersion(io);
+  // Runtime hooks in proxy mode: koord runtime-proxy asks before a container is created, so a
+  // BE container starts with its batch cgroup values. Without the server (its socket's
+  // directory missing, say) the reconcilers still apply them, a little later.
+  hooks.serve();
+  role.health().setReady(false, "node and pods not synced yet");
+}
+
+Koordlet::Koordlet(app::RoleApp& role, const KoordletOptions& options, const FeatureGate& gates,
+                   const FlagSet& flags, KoordletEnvironment environment)
+    : impl_(std::make_unique<Impl>(role, options, gates, flags, std::move(environment))) {}
+
+Koordlet::~Koordlet() = default;
+
+void Koordlet::start() {
+  auto& m = *impl_;
+  m.states.start();
+  m.collect.start();
+  m.gc.start(seconds(m.o.metric_gc_interval_seconds));
+  if (m.reporter)
+    m.reporter->start();
+  if (m.device_reporter)
+    m.device_reporter->start();
+  m.qos.start();
+  m.hooks.start();
+  m.readiness.start();
+}
+
+void Koordlet::stop() {
+  auto& m = *impl_;
+  m.readiness.stop();
+  m.collect.stop();
+  m.gc.stop();
+  if (m.reporter)
+    m.reporter->stop();
+  if (m.device_reporter)
+    m.device_reporter->stop();
+  m.qos.stop();
+  m.hooks.stop();
+  m.states.stop();
+  m.evictor.stop();
+  m.client.httpClient().closeIdleConnections();
+}
+
+}  // namespace koord::roles::koordlet

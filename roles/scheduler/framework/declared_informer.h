@@ -1,0 +1,178 @@
+// The typed informer behind a plugin's ObjectDeclaration: a plugin's register.cpp writes
+// declareInformer<T>({key, resource, projection}) and the scheduler's informer set does the rest.
+// Included by registration files only: it pulls in the informer and discovery headers.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "declared_object.h"
+#include "koord/core/log.h"
+#include "koord/kube/discovery.h"
+#include "koord/kube/informer.h"
+#include "node_info.h"
+#include "object_source.h"
+
+namespace koord::roles::scheduler {
+
+template <typename T>
+struct InformerSpec {
+  /// ObjectDeclaration::key: what plugins pass to ClusterView::source<T>.
+  std::string key;
+  /// The collection to list and watch (cluster-wide unless namespace_ is set).
+  kube::ResourceRef resource;
+  kube::Projection<T> project;
+  /// Non-empty: resource.version is found by discovery, the first of these the API server
+  /// serves (most preferred first); with none served the source stays empty and counts as
+  /// synced. Empty: resource.version as given.
+  std::vector<std::string> versions = {};
+  /// Set: each object (named as its node) is kept on that node's NodeInfo in this member, so
+  /// Filter and Score read a pointer rather than look it up.
+  std::shared_ptr<const T> NodeInfo::*node_slot = nullptr;
+};
+
+template <typename T>
+class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
+ public:
+  DeclaredInformer(kube::RestClient& client, boost::asio::io_context& io, InformerSpec<T> spec)
+      : client_(client), io_(io), spec_(std::move(spec)) {
+    if (spec_.versions.empty()) {
+      owned_ = makeInformer(spec_.resource);
+      informer_.store(owned_.get());
+      return;
+    }
+    discovery_.emplace(
+        client, io, spec_.key + " API",
+        [group = spec_.resource.group, resource = spec_.resource.resource,
+         versions = spec_.versions](kube::RestClient& c, kube::VersionCallback done) {
+          kube::servedVersionOf(c, group, resource, versions, std::move(done));
+        });
+  }
+  /// Stops the discovery first: its answer would create the informer.
+  ~DeclaredInformer() override {
+    if (discovery_)
+      discovery_->stop();
+  }
+
+  const AnyObjectSource& source() const override { return *this; }
+  std::shared_ptr<const T> get(std::string_view name) const override {
+    const kube::Informer<T>* informer = informer_.load(std::memory_order_acquire);
+    return informer ? informer->store().get(std::string(name)) : nullptr;
+  }
+
+  void connect(NodeObjectSink& sink) override { sink_ = &sink; }
+
+  void start() override {
+    if (!discovery_) {
+      addHandlers(*owned_);
+      owned_->start();
+      return;
+    }
+    discovery_->start([this](std::optional<std::string> v) { onVersion(std::move(v)); });
+  }
+
+  void stop() override {
+    // Before taking mu_: an answer under way holds the discovery's lock and wants mu_.
+    if (discovery_)
+      discovery_->stop();
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    if (owned_)
+      owned_->stop();
+  }
+
+  bool waitForSync(std::chrono::milliseconds timeout) const override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // Discovery answers once; polling for it keeps a second condition variable out of the way.
+    while (discovery_ && !answered_.load()) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const kube::Informer<T>* informer = informer_.load(std::memory_order_acquire);
+    if (informer == nullptr)
+      return true;  // not served
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    return informer->waitForSync(std::max(left, std::chrono::milliseconds(0)));
+  }
+
+ private:
+  std::unique_ptr<kube::Informer<T>> makeInformer(kube::ResourceRef ref) {
+    return std::make_unique<kube::Informer<T>>(client_, io_, std::move(ref), spec_.project);
+  }
+
+  void addHandlers(kube::Informer<T>& informer) {
+    if (sink_ == nullptr || spec_.node_slot == nullptr)
+      return;
+    const auto slot = spec_.node_slot;
+    auto attach = [this, &informer, slot](const std::string& key, bool added) {
+      // The store's own copy, just put under `key`: the NodeInfo shares it.
+      if (auto ptr = informer.store().get(key))
+        sink_->onNodeObject(
+            spec_.key, key, [slot, ptr](NodeInfo& info) { info.*slot = ptr; }, added);
+    };
+    informer.addHandlers({
+        [attach](const std::string& key, const T&) { attach(key, true); },
+        [attach](const std::string& key, const T&, const T&) { attach(key, false); },
+        [this, slot](const std::string& key, const T&) {
+          sink_->onNodeObjectDelete(spec_.key, key,
+                                    [slot](NodeInfo& info) { info.*slot = nullptr; });
+        },
+    });
+  }
+
+  // On the io_context, once.
+  void onVersion(std::optional<std::string> version) {
+    std::lock_guard lock(mu_);
+    if (stopped_)
+      return;
+    if (!version) {
+      KOORD_LOG_WARNING("scheduler: the API server serves no {}: its source stays empty",
+                        spec_.key);
+    } else {
+      KOORD_LOG_INFO("scheduler: watching {} in {}", spec_.key, *version);
+      kube::ResourceRef ref = spec_.resource;
+      ref.version = version->substr(version->find('/') + 1);
+      owned_ = makeInformer(std::move(ref));
+      addHandlers(*owned_);
+      owned_->start();
+      informer_.store(owned_.get(), std::memory_order_release);
+    }
+    answered_ = true;
+  }
+
+  kube::RestClient& client_;
+  boost::asio::io_context& io_;
+  InformerSpec<T> spec_;
+  NodeObjectSink* sink_ = nullptr;
+  std::optional<kube::DiscoveryRetry> discovery_;
+  mutable std::mutex mu_;
+  bool stopped_ = false;                      // under mu_
+  std::unique_ptr<kube::Informer<T>> owned_;  // under mu_ once discovery runs; set once
+  std::atomic<const kube::Informer<T>*> informer_{nullptr};
+  std::atomic<bool> answered_{false};
+};
+
+/// The declaration a plugin's registration adds to its PluginFactory::objects.
+template <typename T>
+ObjectDeclaration declareInformer(InformerSpec<T> spec) {
+  ObjectDeclaration d;
+  d.key = spec.key;
+  d.make_informer = [spec = std::move(spec)](
+                        kube::RestClient& client,
+                        boost::asio::io_context& io) -> std::unique_ptr<ObjectInformer> {
+    return std::make_unique<DeclaredInformer<T>>(client, io, spec);
+  };
+  return d;
+}
+
+}  // namespace koord::roles::scheduler

@@ -10,6 +10,7 @@
 #include "webhook/node_writer_validating.h"
 #include "webhook/pod_mutating.h"
 #include "webhook/pod_validating.h"
+#include "webhook/reservation_validating.h"
 
 namespace koord::roles::manager {
 
@@ -80,6 +81,11 @@ std::map<std::string, AdmissionHandler> admissionHandlers(ManagerInformers& info
     };
     out["/validate-configmap"] = bind(wh::configMapValidatingHandler(std::move(co)));
   }
+  // Koordinator gates its one Reservation webhook (/mutate-reservation) on
+  // ReservationMutatingWebhook and has no validating one; koord's validation rides on that gate
+  // rather than on a gate of its own, which Koordinator's --feature-gates would refuse.
+  if (gates.enabled("ReservationMutatingWebhook"))
+    out["/validate-reservation"] = bind(wh::reservationValidatingHandler());
   return out;
 }
 

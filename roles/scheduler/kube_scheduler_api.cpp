@@ -39,6 +39,26 @@ kube::Error toError(const std::string& what, const kube::ApiError& e) {
   return kube::makeKubeError(fmt::format("{}: {}", what, e.message));
 }
 
+kube::ResourceRef reservationRef(const apis::Reservation& r, std::string subresource = "") {
+  return {std::string(apis::kReservationGroup),
+          std::string(apis::kReservationVersion),
+          std::string(apis::kReservationResource),
+          "",
+          r.name,
+          std::move(subresource)};
+}
+
+// A merge patch carrying the UID fails with 409 when the object was replaced by another of the
+// same name: a write meant for one Reservation (or pod) never lands on its successor.
+json::value withUid(json::value patch, const std::string& uid) {
+  json::object& o = patch.as_object();
+  json::value& meta = o["metadata"];
+  if (!meta.is_object())
+    meta = json::object{};
+  meta.as_object()["uid"] = uid;
+  return patch;
+}
+
 }  // namespace
 
 json::value podScheduledFalsePatch(std::string_view reason, const std::string& message,
@@ -122,6 +142,73 @@ kube::Expected<void> KubeSchedulerApi::clearNominatedNodeName(const PodInfo& pod
   if (!r && !kube::isNotFound(r.error()))
     return toError("clearing the nominated node of " + pod.key(), r.error());
   return {};
+}
+
+void KubeSchedulerApi::patchPod(std::shared_ptr<const PodInfo> pod, json::value patch,
+                                ApiCallback done) const {
+  client_.patch(
+      podRef(*pod), kube::PatchType::kMergePatch, withUid(std::move(patch), pod->uid),
+      [pod, done = std::move(done)](kube::ApiResult<json::value> r) {
+        if (!r) {
+          done(toError("patching " + pod->key(), r.error()));
+          return;
+        }
+        // The patch lands on a pod being deleted too; its room must not stay taken.
+        const json::value* meta = r->is_object() ? r->as_object().if_contains("metadata") : nullptr;
+        if (meta != nullptr && meta->is_object() &&
+            meta->as_object().if_contains("deletionTimestamp") != nullptr &&
+            !meta->as_object().at("deletionTimestamp").is_null()) {
+          done(kube::makeKubeError("patching " + pod->key() + ": the pod is being deleted"));
+          return;
+        }
+        done({});
+      });
+}
+
+std::shared_ptr<const ReservationState> KubeSchedulerApi::currentReservation(
+    const std::string& name) const {
+  return informers_.reservation(name);
+}
+
+std::vector<std::shared_ptr<const ReservationState>> KubeSchedulerApi::reservations() const {
+  return informers_.allReservations();
+}
+
+void KubeSchedulerApi::patchReservationStatus(const apis::Reservation& r, json::value patch,
+                                              ApiCallback done) {
+  client_.patch(reservationRef(r, "status"), kube::PatchType::kMergePatch,
+                withUid(std::move(patch), r.uid),
+                [name = r.name, done = std::move(done)](kube::ApiResult<json::value> res) {
+                  if (res)
+                    done({});
+                  else
+                    done(toError("updating the status of reservation " + name, res.error()));
+                });
+}
+
+void KubeSchedulerApi::deleteReservation(const apis::Reservation& r, ApiCallback done) {
+  kube::DeleteOptions options;
+  options.uid = r.uid;
+  client_.remove(reservationRef(r), options,
+                 [name = r.name, done = std::move(done)](kube::ApiResult<json::value> res) {
+                   if (res || kube::isNotFound(res.error()))
+                     done({});
+                   else
+                     done(toError("deleting reservation " + name, res.error()));
+                 });
+}
+
+void KubeSchedulerApi::reservationEvent(const apis::Reservation& r, const std::string& component,
+                                        bool warning, std::string_view reason,
+                                        const std::string& message) {
+  kube::ObjectReference ref;
+  ref.kind = std::string(apis::kReservationKind);
+  ref.api_version = fmt::format("{}/{}", apis::kReservationGroup, apis::kReservationVersion);
+  ref.name = r.name;
+  ref.uid = r.uid;
+  ref.resource_version = r.resource_version;
+  recorderFor(component).record(ref, warning ? kube::EventType::kWarning : kube::EventType::kNormal,
+                                std::string(reason), message);
 }
 
 std::shared_ptr<const PodInfo> KubeSchedulerApi::currentPod(const std::string& key) const {

@@ -45,6 +45,8 @@ class KubeSchedulerApi final : public SchedulerApi {
                ApiCallback done) const override;
   kube::Expected<void> deletePod(const PodInfo& pod) const override;
   kube::Expected<void> clearNominatedNodeName(const PodInfo& pod) const override;
+  void patchPod(std::shared_ptr<const PodInfo> pod, boost::json::value patch,
+                ApiCallback done) const override;
 
   // SchedulerApi
   std::shared_ptr<const PodInfo> currentPod(const std::string& key) const override;
@@ -52,6 +54,14 @@ class KubeSchedulerApi final : public SchedulerApi {
                        const std::string& profile) override;
   void reportFailure(const PodInfo& pod, const std::string& profile, std::string_view reason,
                      const std::string& message, const std::string& nominated_node) override;
+  std::shared_ptr<const ReservationState> currentReservation(
+      const std::string& name) const override;
+  std::vector<std::shared_ptr<const ReservationState>> reservations() const override;
+  void patchReservationStatus(const apis::Reservation& r, boost::json::value patch,
+                              ApiCallback done) override;
+  void deleteReservation(const apis::Reservation& r, ApiCallback done) override;
+  void reservationEvent(const apis::Reservation& r, const std::string& component, bool warning,
+                        std::string_view reason, const std::string& message) override;
 
  private:
   kube::EventRecorder& recorderFor(const std::string& profile);

@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "framework/pod_changes.h"
 #include "koord/core/log.h"
 #include "koord/core/metrics.h"
+#include "reservation/reservation_status.h"
 
 namespace koord::roles::scheduler {
 
@@ -56,6 +58,8 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
     for (const auto& plugin : profile.framework->allPlugins()) {
       if (auto* l = dynamic_cast<AssignedPodListener*>(plugin.get()))
         listeners_.push_back(l);
+      if (auto* l = dynamic_cast<ReservationListener*>(plugin.get()))
+        reservation_listeners_.push_back(l);
     }
     profiles_.push_back(std::move(profile));
   }
@@ -90,6 +94,16 @@ bool Scheduler::responsibleFor(const std::string& scheduler_name) const {
       return true;
   }
   return false;
+}
+
+Plugin* Scheduler::findPlugin(std::string_view name) const {
+  for (const auto& p : profiles_) {
+    for (const auto& plugin : p.framework->allPlugins()) {
+      if (plugin->name() == name)
+        return plugin.get();
+    }
+  }
+  return nullptr;
 }
 
 Scheduler::Profile* Scheduler::profileFor(const std::string& scheduler_name) {
@@ -127,6 +141,8 @@ void Scheduler::onAssignedPodAdd(std::shared_ptr<const PodInfo> pod) {
   const PodInfo& p = *pod;
   logIfError(cache_.addPod(pod), "caching", p.key());
   queue_->assignedPodAdded(p);
+  if (!p.reservation_uid.empty() && owner_hook_)
+    owner_hook_();
 }
 
 void Scheduler::onAssignedPodUpdate(const PodInfo& old_pod, std::shared_ptr<const PodInfo> pod) {
@@ -175,6 +191,69 @@ void Scheduler::onNodeObject(const std::string& kind, const std::string& node,
 void Scheduler::onNodeObjectDelete(const std::string& kind, const std::string& node,
                                    std::function<void(NodeInfo&)> detach) {
   logIfError(cache_.removeNodeObject(kind, node, detach), "dropping the node object of", node);
+}
+
+// ---- reservations ----
+
+bool Scheduler::queuesReservation(const ReservationState& r) const {
+  const apis::Reservation& o = *r.object;
+  return !o.terminating && o.phase == apis::ReservationPhase::kPending && o.node_name.empty() &&
+         responsibleFor(r.reserve_pod->scheduler_name);
+}
+
+void Scheduler::onReservationAdd(std::shared_ptr<const ReservationState> r) {
+  const std::string& name = r->object->name;
+  if (queuesReservation(*r) && !cache_.isAssumedPod(r->object->uid))
+    logIfError(queue_->add(r->reserve_pod), "queueing reservation", name);
+  if (auto info = reservationInfoOf(*r)) {
+    logIfError(cache_.addReservation(std::move(info)), "caching reservation", name);
+    for (auto* l : reservation_listeners_)
+      l->onReservationAvailable(r->object);
+    // Owner pods that found no room may fit in it now.
+    queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodAdd);
+  }
+}
+
+void Scheduler::onReservationUpdate(const ReservationState& old_r,
+                                    std::shared_ptr<const ReservationState> r) {
+  const std::string& name = r->object->name;
+  const bool was_queued = queuesReservation(old_r);
+  const bool queued = queuesReservation(*r) && !cache_.isAssumedPod(r->object->uid);
+  if (was_queued && queued) {
+    std::shared_ptr<const PodInfo> old(std::shared_ptr<const PodInfo>(), old_r.reserve_pod.get());
+    logIfError(queue_->update(old, r->reserve_pod), "requeueing reservation", name);
+  } else if (queued) {
+    logIfError(queue_->add(r->reserve_pod), "queueing reservation", name);
+  } else if (was_queued) {
+    queue_->remove(*old_r.reserve_pod);
+  }
+  if (auto info = reservationInfoOf(*r)) {
+    logIfError(cache_.addReservation(std::move(info)), "caching reservation", name);
+    for (auto* l : reservation_listeners_)
+      l->onReservationAvailable(r->object);
+    if (!old_r.object->available())
+      queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodAdd);
+  } else if (old_r.object->available()) {
+    cache_.removeReservation(r->object->uid);
+    for (auto* l : reservation_listeners_)
+      l->onReservationGone(r->object->uid);
+    // Its room is free for every pod again.
+    queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
+  }
+}
+
+void Scheduler::onReservationDelete(const ReservationState& r) {
+  if (queuesReservation(r))
+    queue_->remove(*r.reserve_pod);
+  {
+    std::lock_guard lock(reservation_failures_mu_);
+    reservation_failures_.erase(r.object->uid);
+  }
+  cache_.removeReservation(r.object->uid);
+  for (auto* l : reservation_listeners_)
+    l->onReservationGone(r.object->uid);
+  if (r.object->available())
+    queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
 }
 
 // ---- the loop ----
@@ -245,6 +324,36 @@ bool Scheduler::scheduleOne() {
   Framework& fw = *profile->framework;
   fw.setSnapshot(&snapshot_);
   auto state = std::make_shared<CycleState>();
+  // Nodes a BeforePreFilter transformer replaced for this pod (an owner pod sees its
+  // reservations' room as free) get their cache version back once the cycle is decided.
+  struct RestoreNodes {
+    Snapshot& snapshot;
+    std::vector<std::shared_ptr<const NodeInfo>>& replaced;
+    ~RestoreNodes() {
+      for (auto& original : replaced)
+        snapshot.replace(std::move(original));
+      replaced.clear();
+    }
+  } restore{snapshot_, replaced_};
+  replacements_.clear();
+  if (auto s = fw.runPreFilterTransformers(*state, pod, snapshot_, replacements_); !s.ok()) {
+    const bool rejected = s.isUnschedulable();
+    metrics_.attempt(rejected ? AttemptResult::kUnschedulable : AttemptResult::kError,
+                     profile->name, secondsSince(start));
+    failed(*profile, std::move(info), cycle,
+           rejected ? kReasonUnschedulable : kReasonSchedulerError, s.message(), "");
+    return true;
+  }
+  for (auto& replacement : replacements_) {
+    const NodeInfo* original = snapshot_.get(replacement->name());
+    if (original == nullptr)
+      continue;
+    auto kept = cache_.nodeInfo(replacement->name());
+    if (kept.get() != original)
+      continue;  // the cache moved on; this cycle keeps the snapshot's own
+    if (snapshot_.replace(std::move(replacement)))
+      replaced_.push_back(std::move(kept));
+  }
   auto outcome = profile->algorithm->schedule(*state, pod, snapshot_);
   metrics_.algorithmDuration(secondsSince(start));
 
@@ -281,6 +390,10 @@ bool Scheduler::scheduleOne() {
     failed(*profile, std::move(info), cycle, kReasonSchedulerError, reserve.message(), "");
     return true;
   }
+  // The plugins' changes to the pod (reservation-allocated, ...) are the assumed pod's too: the
+  // cache counts an owner pod inside its reservation from now on.
+  if (const PodChanges* changes = findPodChanges(*state))
+    changes->applyTo(*assumed);
   if (auto r = cache_.assumePod(assumed); !r) {
     fw.runUnreservePlugins(*state, *assumed, node);
     metrics_.attempt(AttemptResult::kError, profile->name, secondsSince(start));
@@ -305,8 +418,70 @@ bool Scheduler::scheduleOne() {
            rejected ? kReasonUnschedulable : kReasonSchedulerError, message, "");
     return true;
   }
-  bindAsync(*profile, std::move(state), std::move(info), std::move(assumed), cycle, start);
+  if (pod.reserve_pod)
+    bindReservationAsync(*profile, std::move(state), std::move(info), std::move(assumed), cycle,
+                         start);
+  else
+    bindAsync(*profile, std::move(state), std::move(info), std::move(assumed), cycle, start);
   return true;
+}
+
+void Scheduler::bindingFailed(Profile& profile, CycleState& state, QueuedPodInfo info,
+                              const std::shared_ptr<const PodInfo>& assumed, std::int64_t cycle,
+                              SteadyClock::time_point start, const std::string& message) {
+  Framework& fw = *profile.framework;
+  const std::string& node = assumed->node_name;
+  // A 409 (bound already, or gone) lands here too: forgetting the assumed pod is what matters;
+  // the informer then shows where it really is.
+  fw.runUnreservePlugins(state, *assumed, node);
+  if (auto forgot = cache_.forgetPod(*assumed); !forgot) {
+    logIfError(forgot, "forgetting", assumed->key());
+  } else {
+    // The room the assumed pod held is free again, as if a bound pod had gone (kube-scheduler
+    // does this from 1.22 on): pods it kept out are retried, and this one, failing after the
+    // move, backs off instead of waiting in unschedulableQ for up to a minute, however often
+    // its binding fails.
+    queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
+  }
+  metrics_.attempt(AttemptResult::kError, profile.name, secondsSince(start));
+  failed(profile, std::move(info), cycle, kReasonSchedulerError,
+         fmt::format("binding rejected: {}", message), "");
+}
+
+void Scheduler::bindReservationAsync(Profile& profile, std::shared_ptr<CycleState> state,
+                                     QueuedPodInfo info, std::shared_ptr<const PodInfo> assumed,
+                                     std::int64_t cycle, SteadyClock::time_point start) {
+  auto current = api_.currentReservation(assumed->name);
+  if (!current || current->object->uid != assumed->uid) {
+    bindingFailed(profile, *state, std::move(info), assumed, cycle, start,
+                  "the reservation is gone");
+    return;
+  }
+  ++bindings_in_flight_;
+  const auto bind_start = SteadyClock::now();
+  const std::string node = assumed->node_name;
+  auto patch = reservation::availablePatch(*current, node, std::chrono::system_clock::now());
+  api_.patchReservationStatus(
+      *current->object, std::move(patch),
+      [this, &profile, state, info = std::move(info), assumed, current, cycle, start,
+       bind_start](kube::Expected<void> r) mutable {
+        if (!r) {
+          bindingFailed(profile, *state, std::move(info), assumed, cycle, start, r.error().message);
+        } else {
+          cache_.finishBinding(*assumed, SteadyClock::now());
+          metrics_.bindingDuration(secondsSince(bind_start));
+          metrics_.attempt(AttemptResult::kScheduled, profile.name, secondsSince(start));
+          metrics_.reservationScheduled(secondsSince(info.initial_attempt_timestamp));
+          {
+            std::lock_guard lock(reservation_failures_mu_);
+            reservation_failures_.erase(assumed->uid);
+          }
+          api_.reservationEvent(*current->object, profile.name, false, "Scheduled",
+                                fmt::format("Successfully assigned reservation {} to {}",
+                                            assumed->name, assumed->node_name));
+        }
+        --bindings_in_flight_;
+      });
 }
 
 void Scheduler::bindAsync(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
@@ -323,21 +498,7 @@ void Scheduler::bindAsync(Profile& profile, std::shared_ptr<CycleState> state, Q
         Framework& fw = *profile.framework;
         const std::string& node = assumed->node_name;
         if (!s.ok()) {
-          // A 409 (bound already, or gone) lands here too: forgetting the assumed pod is what
-          // matters; the informer then shows where it really is.
-          fw.runUnreservePlugins(*state, *assumed, node);
-          if (auto forgot = cache_.forgetPod(*assumed); !forgot) {
-            logIfError(forgot, "forgetting", assumed->key());
-          } else {
-            // The room the assumed pod held is free again, as if a bound pod had gone
-            // (kube-scheduler does this from 1.22 on): pods it kept out are retried, and this
-            // one, failing after the move, backs off instead of waiting in unschedulableQ for
-            // up to a minute, however often its binding fails.
-            queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
-          }
-          metrics_.attempt(AttemptResult::kError, profile.name, secondsSince(start));
-          failed(profile, std::move(info), cycle, kReasonSchedulerError,
-                 fmt::format("binding rejected: {}", s.message()), "");
+          bindingFailed(profile, *state, std::move(info), assumed, cycle, start, s.message());
         } else {
           cache_.finishBinding(*assumed, SteadyClock::now());
           metrics_.bindingDuration(secondsSince(bind_start));
@@ -350,9 +511,43 @@ void Scheduler::bindAsync(Profile& profile, std::shared_ptr<CycleState> state, Q
       });
 }
 
+void Scheduler::reservationFailed(Profile& profile, QueuedPodInfo info, std::int64_t cycle,
+                                  const std::string& message) {
+  const std::string& name = info.pod->name;
+  KOORD_LOG_INFO("scheduler: unable to schedule reservation {}: {}", name, message);
+  metrics_.reservationUnschedulable();
+  // Requeue it as the informer has it now: gone, placed or finished meanwhile, it needs nothing.
+  auto current = api_.currentReservation(name);
+  if (!current || current->object->uid != info.pod->uid || !queuesReservation(*current))
+    return;
+  info.pod = current->reserve_pod;
+  if (auto r = queue_->addUnschedulableIfNotPresent(info, cycle); !r)
+    KOORD_LOG_ERROR("scheduler: requeueing reservation {}: {}", name, r.error().message);
+  {
+    std::lock_guard lock(reservation_failures_mu_);
+    auto& last = reservation_failures_[current->object->uid];
+    if (last == message)
+      return;
+    last = message;
+  }
+  api_.reservationEvent(*current->object, profile.name, true, "FailedScheduling", message);
+  api_.patchReservationStatus(
+      *current->object,
+      reservation::unschedulablePatch(*current->object, message, std::chrono::system_clock::now()),
+      [name](kube::Expected<void> r) {
+        if (!r)
+          KOORD_LOG_ERROR("scheduler: recording why reservation {} is unschedulable: {}", name,
+                          r.error().message);
+      });
+}
+
 void Scheduler::failed(Profile& profile, QueuedPodInfo info, std::int64_t cycle,
                        std::string_view reason, const std::string& message,
                        const std::string& nominated_node) {
+  if (info.pod->reserve_pod) {
+    reservationFailed(profile, std::move(info), cycle, message);
+    return;
+  }
   const std::string key = info.pod->key();
   KOORD_LOG_INFO("scheduler: unable to schedule {}: {}: {}", key, reason, message);
   // Requeue the pod as the informer has it now: gone or bound meanwhile, it needs nothing more.

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "cache/scheduler_cache.h"
@@ -15,6 +17,7 @@
 #include "framework/assigned_pod_listener.h"
 #include "framework/declared_object.h"
 #include "framework/plugin_registry.h"
+#include "framework/reservation_listener.h"
 #include "framework/snapshot.h"
 #include "queue/scheduling_queue.h"
 #include "runtime/framework.h"
@@ -50,6 +53,12 @@ class Scheduler final : public NodeObjectSink {
   void onNodeAdd(std::shared_ptr<const Node> node);
   void onNodeUpdate(const Node& old_node, std::shared_ptr<const Node> node);
   void onNodeDelete(const Node& node);
+  // The Reservation informer's events: a pending one is queued as its reserve pod, an Available
+  // one holds its room in the cache, any other is dropped from both.
+  void onReservationAdd(std::shared_ptr<const ReservationState> r);
+  void onReservationUpdate(const ReservationState& old_r,
+                           std::shared_ptr<const ReservationState> r);
+  void onReservationDelete(const ReservationState& r);
   // Plugin-declared kinds kept on NodeInfos (NodeMetric), from their informers.
   void onNodeObject(const std::string& kind, const std::string& node,
                     std::function<void(NodeInfo&)> attach, bool added) override;
@@ -71,6 +80,13 @@ class Scheduler final : public NodeObjectSink {
 
   SchedulingQueue& queue() { return *queue_; }
   SchedulerCache& cache() { return cache_; }
+  /// Called (on the informer's thread) when a pod bound into a reservation appears: the
+  /// reservation controller's cue. Before start().
+  void setReservationOwnerHook(std::function<void()> hook) { owner_hook_ = std::move(hook); }
+  SchedulerMetrics& metrics() { return metrics_; }
+
+  /// The first profile's plugin of that name; null when no profile has it.
+  Plugin* findPlugin(std::string_view name) const;
   /// Bindings started and not yet answered.
   int bindingsInFlight() const { return bindings_in_flight_.load(); }
 
@@ -86,6 +102,18 @@ class Scheduler final : public NodeObjectSink {
   void bindAsync(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
                  std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,
                  std::chrono::steady_clock::time_point start);
+  /// A reserve pod's binding: the Reservation's status says Available on the node.
+  void bindReservationAsync(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
+                            std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,
+                            std::chrono::steady_clock::time_point start);
+  /// After a failed binding: the room it held is free again.
+  void bindingFailed(Profile& profile, CycleState& state, QueuedPodInfo info,
+                     const std::shared_ptr<const PodInfo>& assumed, std::int64_t cycle,
+                     std::chrono::steady_clock::time_point start, const std::string& message);
+  void reservationFailed(Profile& profile, QueuedPodInfo info, std::int64_t cycle,
+                         const std::string& message);
+  /// Whether a reserve pod for this Reservation belongs in the queue.
+  bool queuesReservation(const ReservationState& r) const;
 
   SchedulerApi& api_;
   SchedulerMetrics metrics_;
@@ -93,8 +121,17 @@ class Scheduler final : public NodeObjectSink {
   SchedulerCache cache_;
   std::vector<Profile> profiles_;
   std::vector<AssignedPodListener*> listeners_;
+  std::vector<ReservationListener*> reservation_listeners_;
+  std::function<void()> owner_hook_;
   std::unique_ptr<SchedulingQueue> queue_;
   Snapshot snapshot_;  // the scheduling thread's only
+  /// The scheduling thread's scratch for the cycle's replaced NodeInfos.
+  std::vector<std::shared_ptr<const NodeInfo>> replacements_;
+  std::vector<std::shared_ptr<const NodeInfo>> replaced_;
+  /// The Scheduled=False message last written per reservation UID (written again only when
+  /// it changes, as a pod's PodScheduled condition).
+  std::mutex reservation_failures_mu_;
+  std::unordered_map<std::string, std::string> reservation_failures_;
 
   std::atomic<int> bindings_in_flight_{0};
   std::atomic<bool> stopping_{false};

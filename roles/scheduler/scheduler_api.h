@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "framework/framework_handle.h"
+#include "framework/reservation_info.h"
 
 namespace koord::roles::scheduler {
 
@@ -28,6 +29,25 @@ class SchedulerApi : public ClusterView {
   virtual void reportFailure(const PodInfo& pod, const std::string& profile,
                              std::string_view reason, const std::string& message,
                              const std::string& nominated_node) = 0;
+
+  // Reservations. The defaults are a scheduler without them (no informer, no API).
+  /// The Reservation as the informer has it now; null once it is gone.
+  virtual std::shared_ptr<const ReservationState> currentReservation(
+      const std::string& /*name*/) const {
+    return nullptr;
+  }
+  /// Every Reservation the informer holds (the lifecycle controller's walk).
+  virtual std::vector<std::shared_ptr<const ReservationState>> reservations() const { return {}; }
+  /// A JSON merge patch for reservations/{name}/status with the UID as precondition; `done`
+  /// runs on the reactor thread.
+  virtual void patchReservationStatus(const apis::Reservation& r, boost::json::value patch,
+                                      ApiCallback done);
+  /// Deletes the Reservation (UID as precondition); a 404 is success.
+  virtual void deleteReservation(const apis::Reservation& r, ApiCallback done);
+  /// An Event on the Reservation from `component` (the profile's schedulerName).
+  virtual void reservationEvent(const apis::Reservation& /*r*/, const std::string& /*component*/,
+                                bool /*warning*/, std::string_view /*reason*/,
+                                const std::string& /*message*/) {}
 };
 
 }  // namespace koord::roles::scheduler

@@ -98,6 +98,43 @@ SchedulerInformers::SchedulerInformers(kube::RestClient& client, boost::asio::io
                      }) {
   for (const ObjectDeclaration* d : registry.objects())
     declared_.emplace(d->key, d->make_informer(client, io));
+  InformerSpec<ReservationState> spec{
+      .key = "scheduling.koordinator.sh/v1alpha1/reservations",
+      .resource = {std::string(apis::kReservationGroup), std::string(apis::kReservationVersion),
+                   std::string(apis::kReservationResource), "", "", ""},
+      .project = decodeReservationState,
+      .versions = {std::string(apis::kReservationVersion)},
+      .on_created = [this](kube::Informer<ReservationState>& informer) {
+        addReservationHandlers(informer);
+      }};
+  reservations_ = std::make_unique<DeclaredInformer<ReservationState>>(client, io, std::move(spec));
+}
+
+void SchedulerInformers::addReservationHandlers(kube::Informer<ReservationState>& informer) {
+  if (scheduler_ == nullptr)
+    return;
+  Scheduler& s = *scheduler_;
+  informer.addHandlers({
+      [&informer, &s](const std::string& key, const ReservationState&) {
+        if (auto ptr = informer.store().get(key))
+          s.onReservationAdd(std::move(ptr));
+      },
+      [&informer, &s](const std::string& key, const ReservationState& old_r,
+                      const ReservationState&) {
+        if (auto ptr = informer.store().get(key))
+          s.onReservationUpdate(old_r, std::move(ptr));
+      },
+      [&s](const std::string&, const ReservationState& r) { s.onReservationDelete(r); },
+  });
+}
+
+std::shared_ptr<const ReservationState> SchedulerInformers::reservation(
+    const std::string& name) const {
+  return reservations_->get(name);
+}
+
+std::vector<std::shared_ptr<const ReservationState>> SchedulerInformers::allReservations() const {
+  return reservations_->list();
 }
 
 const AnyObjectSource* SchedulerInformers::objectSource(std::string_view key) const {
@@ -142,6 +179,7 @@ SchedulerInformers::~SchedulerInformers() {
 }
 
 void SchedulerInformers::connect(Scheduler& s) {
+  scheduler_ = &s;
   // Handlers get the stored object by reference; the cache and queue keep shared pointers, so
   // the informer's own copy (just stored under `key`) is looked up rather than copied.
   pods.addHandlers({
@@ -206,6 +244,7 @@ void SchedulerInformers::start() {
   nodes.start();
   for (auto& [key, informer] : declared_)
     informer->start();
+  reservations_->start();
   pdb_discovery_.start([this](std::optional<std::string> v) { onPdbVersion(std::move(v)); });
   pods.start();
 }
@@ -220,6 +259,7 @@ void SchedulerInformers::stop() {
     if (pdbs_)
       pdbs_->stop();
   }
+  reservations_->stop();
   for (auto& [key, informer] : declared_)
     informer->stop();
   nodes.stop();
@@ -258,6 +298,8 @@ bool SchedulerInformers::waitForSync(std::chrono::milliseconds timeout) const {
     if (!informer->waitForSync(left()))
       return false;
   }
+  if (!reservations_->waitForSync(left()))
+    return false;
   return waitForPdbs(left()) && pods.waitForSync(left());
 }
 

@@ -13,10 +13,12 @@
 #include <string_view>
 #include <vector>
 
+#include "framework/declared_informer.h"
 #include "framework/declared_object.h"
 #include "framework/framework_handle.h"
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
+#include "framework/reservation_info.h"
 #include "koord/kube/discovery.h"
 #include "koord/kube/informer.h"
 
@@ -55,6 +57,11 @@ struct SchedulerInformers {
   /// The source of a declared kind (ClusterView::objectSource); null for an undeclared key.
   const AnyObjectSource* objectSource(std::string_view key) const;
 
+  /// The Reservation of that name as the informer has it; null when none (or the API server
+  /// serves no Reservation API: the scheduler then runs without reservations).
+  std::shared_ptr<const ReservationState> reservation(const std::string& name) const;
+  std::vector<std::shared_ptr<const ReservationState>> allReservations() const;
+
   /// The namespace's budgets; none while discovery has not answered or no PDB API is served.
   std::vector<std::shared_ptr<const DisruptionBudget>> disruptionBudgets(
       std::string_view namespace_) const;
@@ -68,6 +75,7 @@ struct SchedulerInformers {
   enum class PdbApi { kUnknown, kServed, kNotServed };
   void onPdbVersion(std::optional<std::string> version);
   bool waitForPdbs(std::chrono::milliseconds timeout) const;
+  void addReservationHandlers(kube::Informer<ReservationState>& informer);
 
   kube::RestClient& client_;
   boost::asio::io_context& io_;
@@ -76,6 +84,9 @@ struct SchedulerInformers {
   bool stopped_ = false;                                    // under pdb_mu_
   std::unique_ptr<kube::Informer<DisruptionBudget>> pdbs_;  // under pdb_mu_, set once
   std::atomic<PdbApi> pdb_api_{PdbApi::kUnknown};
+  /// scheduling.koordinator.sh/v1alpha1 reservations, once discovery found them served.
+  std::unique_ptr<DeclaredInformer<ReservationState>> reservations_;
+  Scheduler* scheduler_ = nullptr;  // set by connect(), before the informers start
   /// The plugins' declared kinds by key.
   std::map<std::string, std::unique_ptr<ObjectInformer>, std::less<>> declared_;
 };

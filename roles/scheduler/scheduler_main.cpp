@@ -6,6 +6,7 @@
 #include "koord/core/log.h"
 #include "koord/kube/rest_client.h"
 #include "kube_scheduler_api.h"
+#include "plugins/reservation/args.h"
 #include "scheduler.h"
 #include "scheduler_informers.h"
 #include "scheduler_options.h"
@@ -37,6 +38,10 @@ int roleMain(int argc, char** argv) {
     KubeSchedulerApi api(gate.writer(), io, informers, app::hostName());
     auto scheduler = makeScheduler(cfg, api, role.metrics());
     api.setQueue(&scheduler->queue());
+    reservation::ReservationController reservations(
+        api, scheduler->cache(), scheduler->metrics(),
+        reservationControllerOptions(scheduler->findPlugin(reservation::kPluginName)));
+    scheduler->setReservationOwnerHook([&reservations] { reservations.poke(); });
     informers.connect(*scheduler);
     informers.pods.addHandlers(
         {nullptr, nullptr, [&api](const std::string&, const PodInfo& p) { api.forgetPod(p.uid); }});
@@ -52,6 +57,7 @@ int roleMain(int argc, char** argv) {
             [&] {
               KOORD_LOG_INFO("scheduler: leading with synced caches: scheduling");
               scheduler->start();
+              reservations.start();
             },
     });
 
@@ -62,6 +68,7 @@ int roleMain(int argc, char** argv) {
     });
     app::warnGatesWithoutEffect(gates, "scheduler");
     int rc = gate.join(role.run());
+    reservations.stop();
     scheduler->stop();
     informers.stop();
     return rc;

@@ -58,7 +58,22 @@ SchedulerMetrics::SchedulerMetrics(metrics::Registry& r)
                        {"queue"})),
       cache_size_(r.gauge("scheduler_scheduler_cache_size",
                           "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-                          {"type"})) {}
+                          {"type"})),
+      reservation_attempts_(r.counter("koord_scheduler_reservation_schedule_attempts_total",
+                                      "Number of attempts to schedule Reservations, by the "
+                                      "result ('scheduled' or 'unschedulable').",
+                                      {"result"})),
+      reservation_duration_(r.histogram(
+          "koord_scheduler_reservation_scheduling_duration_seconds",
+          "Latency from a Reservation first queued to bound, over every attempt it took.", {},
+          metrics::exponentialBuckets(0.001, 2, 15))),
+      reservation_phase_(r.gauge("scheduler_reservation_status_phase",
+                                 "The current number of reservations in each status phase "
+                                 "(e.g. Pending, Available, Succeeded, Failed)",
+                                 {"name", "phase"})),
+      reservations_(r.gauge("koord_scheduler_reservations",
+                            "Number of Reservations the scheduler knows, by status phase.",
+                            {"phase"})) {}
 
 void SchedulerMetrics::attempt(AttemptResult result, std::string_view profile, double e2e_seconds) {
   attempts_.with({resultLabel(result), profile}).inc();
@@ -96,6 +111,29 @@ void SchedulerMetrics::cacheSizes(const CacheCounts& c) {
   cache_size_.with({"nodes"}).set(static_cast<double>(c.nodes));
   cache_size_.with({"pods"}).set(static_cast<double>(c.pods));
   cache_size_.with({"assumed_pods"}).set(static_cast<double>(c.assumed));
+}
+
+void SchedulerMetrics::reservationScheduled(double since_first_queued_seconds) {
+  reservation_attempts_.with({"scheduled"}).inc();
+  reservation_duration_.with(metrics::LabelValues{}).observe(since_first_queued_seconds);
+}
+
+void SchedulerMetrics::reservationUnschedulable() {
+  reservation_attempts_.with({"unschedulable"}).inc();
+}
+
+void SchedulerMetrics::reservationPhase(std::string_view name, std::string_view old_phase,
+                                        std::string_view phase) {
+  if (!old_phase.empty() && old_phase != phase)
+    reservation_phase_.remove({std::string(name), std::string(old_phase)});
+  if (!phase.empty())
+    reservation_phase_.with({name, phase}).set(1);
+}
+
+void SchedulerMetrics::reservationCounts(
+    const std::vector<std::pair<std::string_view, std::size_t>>& counts) {
+  for (const auto& [phase, n] : counts)
+    reservations_.with({phase}).set(static_cast<double>(n));
 }
 
 }  // namespace koord::roles::scheduler

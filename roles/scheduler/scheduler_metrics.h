@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "queue/queue_event.h"
 
@@ -39,6 +41,16 @@ class SchedulerMetrics {
   void queueSizes(const QueueSizes& sizes);
   void cacheSizes(const CacheCounts& counts);
 
+  // Reservations.
+  /// A Reservation was bound: counted, and the time since its reserve pod was first queued.
+  void reservationScheduled(double since_first_queued_seconds);
+  void reservationUnschedulable();
+  /// Koordinator's scheduler_reservation_status_phase{name, phase}: 1 for each reservation's
+  /// current phase; `phase` empty drops the reservation's series.
+  void reservationPhase(std::string_view name, std::string_view old_phase, std::string_view phase);
+  /// koord_scheduler_reservations{phase}: how many reservations are in each phase.
+  void reservationCounts(const std::vector<std::pair<std::string_view, std::size_t>>& counts);
+
  private:
   metrics::Family<metrics::Counter>& attempts_;
   metrics::Family<metrics::Histogram>& e2e_;
@@ -50,6 +62,10 @@ class SchedulerMetrics {
   metrics::Family<metrics::Counter>& incoming_;
   metrics::Family<metrics::Gauge>& pending_;
   metrics::Family<metrics::Gauge>& cache_size_;
+  metrics::Family<metrics::Counter>& reservation_attempts_;
+  metrics::Family<metrics::Histogram>& reservation_duration_;
+  metrics::Family<metrics::Gauge>& reservation_phase_;
+  metrics::Family<metrics::Gauge>& reservations_;
 };
 
 }  // namespace koord::roles::scheduler

@@ -7,6 +7,7 @@
 #include "framework/plugin_registry.h"
 #include "koord/app/role_app.h"
 #include "koord/kube/kubeconfig.h"
+#include "plugins/reservation/reservation_plugin.h"
 #include "scheduler.h"
 
 namespace koord::roles::scheduler {
@@ -83,6 +84,18 @@ std::unique_ptr<Scheduler> makeScheduler(const config::SchedulerConfig& cfg, Sch
   } catch (const std::invalid_argument& e) {
     throw app::ConfigError(std::string("--config: ") + e.what());
   }
+}
+
+reservation::ControllerOptions reservationControllerOptions(const Plugin* plugin) {
+  reservation::ReservationArgs args;
+  if (const auto* p = dynamic_cast<const reservation::ReservationPlugin*>(plugin))
+    args = p->args();
+  reservation::ControllerOptions o;
+  o.resync_interval = std::chrono::seconds(args.resync_interval_seconds);
+  o.gc_interval = std::chrono::seconds(args.gc_interval_seconds);
+  o.gc_duration = std::chrono::seconds(args.gc_duration_seconds);
+  o.gc_disabled = args.disable_garbage_collection;
+  return o;
 }
 
 }  // namespace koord::roles::scheduler

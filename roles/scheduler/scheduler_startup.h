@@ -8,10 +8,12 @@
 #include "koord/app/leader_gate.h"
 #include "koord/core/metrics.h"
 #include "koord/kube/rest_client.h"
+#include "reservation/reservation_controller.h"
 #include "scheduler_options.h"
 
 namespace koord::roles::scheduler {
 
+class Plugin;
 class Scheduler;
 class SchedulerApi;
 
@@ -29,5 +31,9 @@ app::LeaderGateOptions leaderGateOptions(const SchedulerOptions& o,
 /// The Scheduler of `cfg`'s profiles; throws app::ConfigError for a profile it cannot build.
 std::unique_ptr<Scheduler> makeScheduler(const config::SchedulerConfig& cfg, SchedulerApi& api,
                                          metrics::Registry& metrics);
+
+/// The reservation controller's intervals from the Reservation plugin's args (`plugin`, null when
+/// no profile enables it: Koordinator's defaults then).
+reservation::ControllerOptions reservationControllerOptions(const Plugin* plugin);
 
 }  // namespace koord::roles::scheduler

@@ -41,8 +41,16 @@ Expected<void> readControllerRef(const json::object& meta, ObjectMeta& out) {
     auto name = stringField(ref, "name", path);
     if (!name)
       return name.error();
+    auto uid = stringField(ref, "uid", path);
+    if (!uid)
+      return uid.error();
+    auto api_version = stringField(ref, "apiVersion", path);
+    if (!api_version)
+      return api_version.error();
     out.controller_kind = std::move(*kind);
     out.controller_name = std::move(*name);
+    out.controller_uid = std::move(*uid);
+    out.controller_api_version = std::move(*api_version);
     break;
   }
   return {};

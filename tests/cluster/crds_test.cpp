@@ -1,7 +1,7 @@
 // deploy/'s CRDs and PriorityClasses on the real apiserver that cluster.sh starts: the
 // apiserver accepts the manifests, establishes the CRDs, and objects shaped as koord writes them
 // (NodeMetric status through the subresource, a NodeSLO spec from apis::nodeSLOSpec, a
-// ClusterColocationProfile) come back without losing a field to pruning.
+// ClusterColocationProfile, a Reservation) come back without losing a field to pruning.
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -72,7 +72,7 @@ void applyAllCRDs(Api& api) {
   for (const char* file :
        {"slo.koordinator.sh_nodemetrics.yaml", "slo.koordinator.sh_nodeslos.yaml",
         "config.koordinator.sh_clustercolocationprofiles.yaml",
-        "scheduling.koordinator.sh_devices.yaml"}) {
+        "scheduling.koordinator.sh_devices.yaml", "scheduling.koordinator.sh_reservations.yaml"}) {
     koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
   }
 }
@@ -364,6 +364,127 @@ TEST_CASE("a Device keeps its devices, topology, conditions and allocations", "[
                                      {"resources", {{"koordinator.sh/gpu-core", "lots"}}}}}}}}});
   REQUIRE_FALSE(invalid.has_value());
   CHECK(invalid.error().code == 422);
+}
+
+TEST_CASE("a Reservation keeps its spec and status, with Koordinator's defaults", "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const std::string name = uniqueName("koord-crds-reservation");
+  auto ref = named(kReservations, name);
+  json::object spec{
+      {"template",
+       {{"metadata", {{"namespace", "default"}, {"labels", {{"app", "web"}}}}},
+        {"spec",
+         {{"schedulerName", "koord-scheduler"},
+          {"containers",
+           json::array{{{"name", "main"},
+                        {"image", "busybox"},
+                        {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}}}}}}}},
+      {"owners",
+       json::array{{{"object", {{"kind", "Pod"}, {"namespace", "default"}, {"name", "web-0"}}}},
+                   {{"controller",
+                     {{"apiVersion", "apps/v1"},
+                      {"kind", "StatefulSet"},
+                      {"name", "web"},
+                      {"uid", "0b0e2c1a"},
+                      {"controller", true},
+                      {"namespace", "default"}}}},
+                   {{"labelSelector",
+                     {{"matchLabels", {{"app", "web"}}},
+                      {"matchExpressions", json::array{{{"key", "tier"},
+                                                        {"operator", "In"},
+                                                        {"values", json::array{"a", "b"}}}}}}}}}},
+      {"ttl", "2h"},
+      {"expires", "2030-01-01T00:00:00Z"},
+      {"preAllocation", true},
+      {"allocateOnce", false},
+      {"allocatePolicy", "Aligned"},
+      {"unschedulable", true},
+      {"taints", json::array{{{"key", "drain"}, {"value", "1"}, {"effect", "NoSchedule"}}}},
+      {"notInTheSchema", 1}};
+  json::value reservation = json::object{{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+                                         {"kind", "Reservation"},
+                                         {"metadata", {{"name", name}}},
+                                         {"spec", spec},
+                                         // Ignored on create: status has its own subresource.
+                                         {"status", {{"phase", "Available"}}}};
+  auto created = ok(createRetrying(api, kReservations, reservation), "create Reservation");
+  cleanup.add(ref);
+  spec.erase("notInTheSchema");  // pruned; everything else kept, the template whole
+  CHECK(created.at("spec") == json::value(spec));
+  // The status written on create is dropped.
+  CHECK(str(created, {"status", "phase"}) != "Available");
+
+  json::value status = json::object{
+      {"phase", "Available"},
+      {"nodeName", "node-a"},
+      {"allocatable", {{"cpu", "1"}, {"memory", 1073741824}}},
+      {"allocated", {{"cpu", "500m"}}},
+      {"currentOwners", json::array{{{"namespace", "default"}, {"name", "web-0"}, {"uid", "u"}}}},
+      {"conditions", json::array{{{"type", "Scheduled"},
+                                  {"status", "True"},
+                                  {"reason", "Scheduled"},
+                                  {"message", "node-a"},
+                                  {"lastProbeTime", "2024-01-01T00:00:00Z"},
+                                  {"lastTransitionTime", "2024-01-01T00:00:00Z"}}}}};
+  auto written = ok(api->patchSync(koord::testing::subresource(kReservations, "status", name),
+                                   PatchType::kMergePatch, json::object{{"status", status}}),
+                    "patch Reservation status");
+  CHECK(written.at("status") == status);
+  CHECK(written.at("spec") == json::value(spec));
+
+  // Left out, ttl and allocateOnce take Koordinator's defaults.
+  const std::string bare_name = uniqueName("koord-crds-reservation");
+  json::value bare = json::object{{"apiVersion", "scheduling.koordinator.sh/v1alpha1"},
+                                  {"kind", "Reservation"},
+                                  {"metadata", {{"name", bare_name}}},
+                                  {"spec",
+                                   {{"template", json::object{}},
+                                    {"owners", json::array{{{"labelSelector", json::object{}}}}}}}};
+  auto defaulted = ok(createRetrying(api, kReservations, bare), "create a bare Reservation");
+  cleanup.add(named(kReservations, bare_name));
+  CHECK(str(defaulted, {"spec", "ttl"}) == "24h");
+  CHECK(defaulted.at("spec").at("allocateOnce") == true);
+
+  // The schema is enforced with no webhook: each of these is Invalid (1.20 names list items
+  // without their index).
+  struct Bad {
+    const char* what;
+    json::object spec_patch;
+    const char* field;
+  };
+  for (const Bad& bad : {
+           Bad{"an unknown allocatePolicy", {{"allocatePolicy", "Greedy"}}, "spec.allocatePolicy"},
+           Bad{"no owners", {{"owners", json::array{}}}, "spec.owners"},
+           Bad{"an owner that names nothing",
+               {{"owners", json::array{json::object{}}}},
+               "at least 1 properties"},
+           Bad{"an expiry that is no time", {{"expires", "tomorrow"}}, "spec.expires"},
+           Bad{"a taint without an effect",
+               {{"taints", json::array{{{"key", "k"}}}}},
+               "spec.taints.effect"},
+       }) {
+    INFO(bad.what);
+    auto invalid = api->patchSync(ref, PatchType::kMergePatch,
+                                  json::object{{"spec", json::value(bad.spec_patch)}});
+    REQUIRE_FALSE(invalid.has_value());
+    CHECK(invalid.error().code == 422);
+    CHECK_THAT(invalid.error().message, Catch::Contains(bad.field));
+  }
+  json::value no_owners = bare;
+  no_owners.at("metadata").as_object()["name"] = uniqueName("koord-crds-reservation");
+  no_owners.at("spec").as_object().erase("owners");
+  auto refused = api->createSync(kReservations, no_owners);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == 422);
+  CHECK_THAT(refused.error().message, Catch::Contains("spec.owners"));
+  auto bad_phase =
+      api->patchSync(koord::testing::subresource(kReservations, "status", name),
+                     PatchType::kMergePatch, json::object{{"status", {{"phase", "Running"}}}});
+  REQUIRE_FALSE(bad_phase.has_value());
+  CHECK(bad_phase.error().code == 422);
 }
 
 TEST_CASE("deploy/priority-classes.yaml gives Koordinator's four classes", "[cluster]") {

@@ -174,10 +174,11 @@ if render_and_apply default; then
     contains "$mutating" '"name":"mpod-create.koordinator.sh"' &&
       contains "$mutating" '"name":"mpod-update.koordinator.sh"' &&
       contains "$validating" '"name":"vpod.koordinator.sh"' && lacks "$validating" vconfigmap &&
+      lacks "$validating" vreservation &&
       contains "$validating" '"name":"vnode-writes.koordinator.sh"' &&
       contains "$validating" '"path":"/validate-node-writes"'
   }
-  expect "default: webhooks mpod-create, mpod-update, vpod and vnode-writes, no vconfigmap (gate off)" \
+  expect "default: webhooks mpod-create, mpod-update, vpod and vnode-writes, no vconfigmap or vreservation (gates off)" \
     default_webhooks
   default_policy() {
     contains "$mutating$validating" '"failurePolicy":"Ignore"' &&
@@ -209,7 +210,7 @@ if render_and_apply default; then
   }
   expect "default: the koordlet on the host's network (not its PIDs), NODE_NAME from the pod" \
     default_koordlet
-  expect "default: the four CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 4
+  expect "default: the five CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 5
   no_monitor() { ! grep -q '^kind: ServiceMonitor$' "$work/default.yaml"; }
   expect "default: no koordlet ServiceMonitor" no_monitor
   no_network_policy() { ! grep -q '^kind: NetworkPolicy$' "$work/default.yaml"; }
@@ -324,6 +325,21 @@ if render_and_apply gates-validating \
   expect "PodValidatingWebhook=false: the mutating webhooks stay" \
     contains "$(mutating_of "$sum")" mpod-create
 fi
+if render_and_apply gates-reservation --set featureGates=ReservationMutatingWebhook=true \
+  --set webhookConfiguration.failurePolicy.reservations=Fail; then
+  sum=$work/gates-reservation.sum
+  expect "ReservationMutatingWebhook=true: the manager gets the gate" \
+    contains "$(manager_of "$sum")" '"--feature-gates=ReservationMutatingWebhook=true"'
+  validating=$(validating_of "$sum")
+  reservation_webhook() {
+    contains "$validating" '"name":"vreservation.koordinator.sh"' &&
+      contains "$validating" '"path":"/validate-reservation"' &&
+      contains "$validating" '"resources":["reservations"]' &&
+      contains "$validating" '"failurePolicy":"Fail"' && contains "$validating" vpod.
+  }
+  expect "ReservationMutatingWebhook=true: vreservation, failurePolicy.reservations=Fail; vpod stays" \
+    reservation_webhook
+fi
 
 # ---- 3. manager.hostNetwork ----------------------------------------------------------------
 if render_and_apply host-network --set manager.hostNetwork=true; then
@@ -338,9 +354,9 @@ fi
 crds_of() { grep '^CustomResourceDefinition|' "$1" | cut -d'|' -f3 | tr '\n' ' ' || true; }
 if render_and_apply crds-some \
   --set crds.managed=true,crds.nodemetrics=false,crds.devices=false; then
-  expect "crds.nodemetrics=false,crds.devices=false: only clustercolocationprofiles and nodeslos" \
+  expect "crds.nodemetrics=false,crds.devices=false: clustercolocationprofiles, nodeslos, reservations" \
     test "$(crds_of "$work/crds-some.sum")" = \
-    "clustercolocationprofiles.config.koordinator.sh nodeslos.slo.koordinator.sh "
+    "clustercolocationprofiles.config.koordinator.sh nodeslos.slo.koordinator.sh reservations.scheduling.koordinator.sh "
 fi
 if render_and_apply crds-none --set crds.managed=false; then
   expect "crds.managed=false: no CRDs" test -z "$(crds_of "$work/crds-none.sum")"

@@ -245,6 +245,8 @@ refused koord-manager update validatingwebhookconfigurations/someone-elses
 refused koord-manager get nodes/proxy
 refused koord-scheduler get nodes/proxy
 refused koord-scheduler get secrets "$NS"
+allowed koord-scheduler delete reservations.scheduling.koordinator.sh
+refused koord-manager update reservations.scheduling.koordinator.sh
 allowed koordlet get nodes/proxy
 refused koordlet create configmaps "$NS"
 refused koordlet update configmaps/slo-controller-config "$NS"

@@ -48,6 +48,8 @@ inline const kube::ResourceRef kColocationProfiles{
     "config.koordinator.sh", "v1alpha1", "clustercolocationprofiles", "", "", ""};
 inline const kube::ResourceRef kDevices{
     "scheduling.koordinator.sh", "v1alpha1", "devices", "", "", ""};
+inline const kube::ResourceRef kReservations{
+    "scheduling.koordinator.sh", "v1alpha1", "reservations", "", "", ""};
 
 }  // namespace resources
 

@@ -19,6 +19,7 @@
 #include "koord/kube/time.h"
 #include "loopback_http.h"
 #include "manifests.h"
+#include "scheduler_process.h"
 #include "subprocess.h"
 
 using namespace std::chrono_literals;
@@ -89,31 +90,7 @@ std::vector<std::string> events(koord::kube::RestClient& api, const std::string&
   return out;
 }
 
-struct Scheduler {
-  int port = koord::testing::freeLoopbackPort();
-  std::unique_ptr<koord::testing::Subprocess> process;
-
-  Scheduler(const std::string& config_path) {
-    process = std::make_unique<koord::testing::Subprocess>(
-        std::vector<std::string>{koordBinary(), "scheduler", "--config=" + config_path,
-                                 "--address=127.0.0.1", "--port=" + std::to_string(port), "-v=4"});
-  }
-  Scheduler(const Scheduler&) = delete;
-  Scheduler& operator=(const Scheduler&) = delete;
-  // A failed REQUIRE unwinds through here: what the scheduler logged is what explains it (an
-  // INFO would hold only what it had written when the test began).
-  ~Scheduler() {
-    if (std::uncaught_exceptions() == 0)
-      return;
-    const bool alive = process->running();
-    std::string err = process->stderrSoFar();
-    constexpr std::size_t kTail = 48 * 1024;
-    if (err.size() > kTail)
-      err = "...\n" + err.substr(err.size() - kTail);
-    std::cerr << "scheduler " << (alive ? "still running" : "exited") << "; its stderr:\n"
-              << err << "\n";
-  }
-};
+using Scheduler = koord::testing::SchedulerProcess;
 
 }  // namespace
 

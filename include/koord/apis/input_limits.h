@@ -21,6 +21,14 @@ inline constexpr std::size_t kMaxLabelValueBytes = 63;
 /// ConfigMaps too), so no single key is longer.
 inline constexpr std::size_t kMaxConfigMapValueBytes = 1024 * 1024;
 
+/// A Reservation's spec.owners: the scheduler walks them for every pending pod and every
+/// reservation, and real reservations name a handful.
+inline constexpr std::size_t kMaxReservationOwners = 256;
+/// The other lists of a Reservation (spec.taints, status.conditions, status.currentOwners) and
+/// of the reservation-affinity annotation (tolerations, reservationSelectorTerms): currentOwners,
+/// the longest, holds at most the pods of one node.
+inline constexpr std::size_t kMaxReservationListItems = 4096;
+
 /// An error naming `what` (the annotation, label or ConfigMap key) when `value` is longer than
 /// `limit` bytes.
 kube::Expected<void> checkValueSize(std::string_view what, std::string_view value,

@@ -28,6 +28,8 @@ struct ObjectMeta {
   /// metav1.GetControllerOf: the first owner reference marked controller ("" when none).
   std::string controller_kind;
   std::string controller_name;
+  std::string controller_uid;
+  std::string controller_api_version;
 };
 
 /// What decodeObjectMeta reads: a member not asked for is neither copied nor checked.
@@ -40,7 +42,7 @@ struct ObjectMetaFields {
   static constexpr unsigned kAnnotations = 1u << 5;
   static constexpr unsigned kCreationTimestamp = 1u << 6;
   static constexpr unsigned kDeletionTimestamp = 1u << 7;
-  /// ownerReferences, down to the controller's kind and name.
+  /// ownerReferences, down to the controller's kind, name, uid and apiVersion.
   static constexpr unsigned kControllerRef = 1u << 8;
 
   unsigned members = 0;

@@ -9,51 +9,11 @@
 #include <fmt/ranges.h>
 
 #include "koord/apis/extension.h"
+#include "webhook/field_errors.h"
 #include "webhook/pod_fields.h"
 
 namespace koord::manager::webhook {
 namespace {
-
-// field.Error's wording (k8s.io/apimachinery/pkg/util/validation/field).
-std::string required(std::string_view path, std::string_view detail) {
-  return fmt::format("{}: Required value: {}", path, detail);
-}
-std::string forbidden(std::string_view path, std::string_view detail) {
-  return fmt::format("{}: Forbidden: {}", path, detail);
-}
-// Go prints the bad value with %q: quoted, with Go's escapes for what is not printable.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f)
-          out += fmt::format("\\x{:02x}", c);
-        else
-          out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-  return out;
-}
-std::string invalid(std::string_view path, std::string_view value, std::string_view detail) {
-  return fmt::format("{}: Invalid value: {}: {}", path, quoted(value), detail);
-}
 
 const std::string kQoSPath = fmt::format("labels.{}", apis::kLabelPodQoS);
 const std::string kPriorityLabelPath = fmt::format("labels.{}", apis::kLabelPodPriority);
@@ -198,24 +158,6 @@ kube::Expected<std::vector<std::string>> forbiddenSchedulerAnnotations(
   return errors;
 }
 
-std::string aggregateMessages(const std::vector<std::string>& messages) {
-  std::vector<std::string_view> unique;
-  for (const auto& m : messages) {
-    if (std::find(unique.begin(), unique.end(), m) == unique.end())
-      unique.push_back(m);
-  }
-  if (unique.size() == 1)
-    return std::string(unique.front());
-  std::string out = "[";
-  for (std::size_t i = 0; i < unique.size(); ++i) {
-    if (i > 0)
-      out += ", ";
-    out += unique[i];
-  }
-  out += "]";
-  return out;
-}
-
 Handler podValidatingHandler(PodValidatingOptions options) {
   Handler h;
   h.resource = "pods";
@@ -231,12 +173,7 @@ Handler podValidatingHandler(PodValidatingOptions options) {
       return AdmissionResponse::errored(400, owned.error().message);
     if (!owned->empty())
       return AdmissionResponse::deny(aggregateMessages(*owned));
-    auto errors = validatePod(request.object, old_pod, options);
-    if (!errors)
-      return AdmissionResponse::errored(400, errors.error().message);
-    if (errors->empty())
-      return AdmissionResponse::allow();
-    return AdmissionResponse::errored(400, aggregateMessages(*errors));
+    return answerInvalid(validatePod(request.object, old_pod, options));
   };
   return h;
 }

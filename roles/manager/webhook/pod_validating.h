@@ -37,10 +37,6 @@ kube::Expected<std::vector<std::string>> forbiddenSchedulerAnnotations(
     const boost::json::object& pod, const boost::json::object* old_pod, std::string_view username,
     const PodValidatingOptions& options);
 
-/// The messages joined as field.ErrorList.ToAggregate().Error() does: duplicates dropped, one
-/// message alone, several as "[a, b]".
-std::string aggregateMessages(const std::vector<std::string>& messages);
-
 /// The /validate-pod handler: CREATE and UPDATE are checked. A scheduler-owned annotation set by
 /// anyone else is denied with 403 Forbidden; a co-location rule broken with code 400 and the
 /// aggregate message (Koordinator answers with admission.Errored(400)).

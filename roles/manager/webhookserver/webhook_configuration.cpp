@@ -178,7 +178,14 @@ json::array defaultWebhooks(bool mutating) {
       {"resources",
        json::array{"nodemetrics", "nodemetrics/status", "devices", "devices/status"}}});
   node_writes["rules"] = std::move(rules);
-  return json::array{std::move(pod), std::move(cm), std::move(node_writes)};
+  // koord's own, behind Koordinator's reservation webhook gate; Fail, as Koordinator's
+  // /mutate-reservation: a reservation that slipped past would hold a node's room for nobody.
+  auto reservation = webhook("vreservation.koordinator.sh", "/validate-reservation",
+                             rule("reservations", {"CREATE", "UPDATE"}), "Fail");
+  auto& reservation_rule = reservation["rules"].as_array().front().as_object();
+  reservation_rule["apiGroups"] = json::array{"scheduling.koordinator.sh"};
+  reservation_rule["apiVersions"] = json::array{"v1alpha1"};
+  return json::array{std::move(pod), std::move(cm), std::move(node_writes), std::move(reservation)};
 }
 
 kube::Expected<json::array> renderWebhooks(const json::array& templates,

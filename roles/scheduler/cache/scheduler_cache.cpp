@@ -73,7 +73,7 @@ kube::Expected<void> SchedulerCache::removeNode(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end() || it->second->node == nullptr)
     return cacheError(fmt::format("node {}: not found in the scheduler cache", name));
-  if (it->second->pods.empty()) {
+  if (it->second->pods.empty() && it->second->reservations.empty()) {
     erase(name);
     ++generation_;
   } else {
@@ -144,11 +144,62 @@ kube::Expected<void> SchedulerCache::removePodLocked(const PodInfo& pod) {
   auto info = std::make_shared<NodeInfo>(*it->second);
   if (!info->removePod(pod.uid))
     return cacheError(fmt::format("pod {}: not found on node {}", pod.key(), pod.node_name));
-  if (info->pods.empty() && info->node == nullptr)
-    erase(pod.node_name);
-  else
-    publish(pod.node_name, std::move(info));
+  publishOrErase(pod.node_name, std::move(info));
   return {};
+}
+
+void SchedulerCache::publishOrErase(const std::string& name, std::shared_ptr<NodeInfo> info) {
+  if (info->pods.empty() && info->reservations.empty() && info->node == nullptr)
+    erase(name);
+  else
+    publish(name, std::move(info));
+}
+
+void SchedulerCache::removeReservationLocked(const std::string& uid) {
+  if (assumed_.contains(uid)) {
+    auto pod = pods_.find(uid);
+    // The assumed reserve pod is in pods_ by construction; its removal cannot fail.
+    (void)removePodLocked(*pod->second.pod);
+    assumed_.erase(uid);
+    pods_.erase(pod);
+  }
+  auto it = reservations_.find(uid);
+  if (it == reservations_.end())
+    return;
+  const std::string node = it->second;
+  reservations_.erase(it);
+  if (!nodes_.contains(node))
+    return;
+  auto info = copyOf(node);
+  if (info->removeReservation(uid))
+    publishOrErase(node, std::move(info));
+}
+
+kube::Expected<void> SchedulerCache::addReservation(
+    std::shared_ptr<const ReservationInfo> reservation) {
+  if (reservation == nullptr)
+    return cacheError("reservation: null");
+  if (reservation->node_name.empty())
+    return cacheError(fmt::format("reservation {}: status.nodeName is empty, cannot be added",
+                                  reservation->name));
+  std::lock_guard lock(mu_);
+  removeReservationLocked(reservation->uid);
+  const std::string node = reservation->node_name;
+  reservations_.emplace(reservation->uid, node);
+  auto info = copyOf(node);
+  info->addReservation(std::move(reservation));
+  publish(node, std::move(info));
+  return {};
+}
+
+void SchedulerCache::removeReservation(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  removeReservationLocked(uid);
+}
+
+std::size_t SchedulerCache::reservationCount() const {
+  std::lock_guard lock(mu_);
+  return reservations_.size();
 }
 
 kube::Expected<void> SchedulerCache::assumePod(std::shared_ptr<const PodInfo> pod) {

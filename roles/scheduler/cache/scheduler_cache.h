@@ -86,6 +86,15 @@ class SchedulerCache {
   kube::Expected<void> addPod(std::shared_ptr<const PodInfo> pod);
   kube::Expected<void> updatePod(const PodInfo& old_pod, std::shared_ptr<const PodInfo> new_pod);
   kube::Expected<void> removePod(const PodInfo& pod);
+  // Reservations. An Available reservation keeps its room on its node; adding one confirms the
+  // assumed reserve pod of the same UID (its binding was the status write), as addPod confirms
+  // an assumed pod. Re-adding a UID replaces it, on whichever node it now names.
+  kube::Expected<void> addReservation(std::shared_ptr<const ReservationInfo> reservation);
+  /// Drops the reservation (and an assumed reserve pod of that UID); not an error when absent.
+  void removeReservation(const std::string& uid);
+  /// How many reservations hold room now.
+  std::size_t reservationCount() const;
+
   /// Expires assumed pods whose binding finished before now - ttl; returns how many went, or
   /// the pods that could not be removed (the others are expired regardless).
   kube::Expected<std::size_t> cleanupAssumedPods(Clock::time_point now);
@@ -118,6 +127,9 @@ class SchedulerCache {
   void erase(const std::string& name);
   void addPodLocked(std::shared_ptr<const PodInfo> pod);
   kube::Expected<void> removePodLocked(const PodInfo& pod);
+  void removeReservationLocked(const std::string& uid);
+  /// Publishes info, or erases it when it has no Node, no pods and no reservations left.
+  void publishOrErase(const std::string& name, std::shared_ptr<NodeInfo> info);
   kube::Expected<void> setNodeLocked(std::shared_ptr<const Node> node);
 
   const Clock::duration ttl_;
@@ -130,6 +142,8 @@ class SchedulerCache {
       node_objects_;
   std::unordered_map<std::string, PodState> pods_;
   std::unordered_set<std::string> assumed_;
+  /// Each Available reservation's node, by UID.
+  std::unordered_map<std::string, std::string> reservations_;
   NodeTree tree_;
   std::int64_t generation_ = 0;
   /// The generation at which the tree's node list last changed: a snapshot older than this

@@ -1,3 +1,5 @@
+#include <boost/json.hpp>
+
 #include <utility>
 
 #include "framework_handle.h"
@@ -19,6 +21,11 @@ kube::Expected<void> ClusterView::deletePod(const PodInfo& pod) const {
 kube::Expected<void> ClusterView::clearNominatedNodeName(const PodInfo& pod) const {
   return kube::makeKubeError("clearing the nomination of " + pod.key() +
                              ": this scheduler has no API client");
+}
+
+void ClusterView::patchPod(std::shared_ptr<const PodInfo> pod, boost::json::value /*patch*/,
+                           ApiCallback done) const {
+  done(kube::makeKubeError("patching " + pod->key() + ": this scheduler has no API client"));
 }
 
 }  // namespace koord::roles::scheduler

@@ -81,6 +81,7 @@ CycleState CycleState::clone() const {
   out.skip_filter_plugins_for_nominated = skip_filter_plugins_for_nominated;
   out.skip_filter_plugins = skip_filter_plugins;
   out.skip_score_plugins = skip_score_plugins;
+  out.preferred_nodes = preferred_nodes;
   out.entries_.reserve(entries_.size());
   for (const auto& e : entries_)
     out.entries_.push_back(Entry{e.id, e.name, e.data ? e.data->clone() : nullptr});

@@ -77,6 +77,9 @@ class CycleState {
   PluginBits skip_filter_plugins = 0;
   /// Plugins whose PreScore answered Skip: their Score and NormalizeScore are not run.
   PluginBits skip_score_plugins = 0;
+  /// Nodes the filter pass must look at whatever its adaptive window reaches (the nodes of the
+  /// reservations a pod owns): set before PreFilter, by a BeforePreFilter transformer.
+  std::vector<std::string> preferred_nodes;
 
  private:
   struct Entry {

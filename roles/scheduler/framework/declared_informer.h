@@ -37,6 +37,8 @@ struct InformerSpec {
   /// Set: each object (named as its node) is kept on that node's NodeInfo in this member, so
   /// Filter and Score read a pointer rather than look it up.
   std::shared_ptr<const T> NodeInfo::*node_slot = nullptr;
+  /// Called with the informer once it exists, before it starts: the owner adds its handlers.
+  std::function<void(kube::Informer<T>&)> on_created = {};
 };
 
 template <typename T>
@@ -69,6 +71,12 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
   }
 
   void connect(NodeObjectSink& sink) override { sink_ = &sink; }
+
+  /// Every object held now; empty while not served or not yet discovered.
+  std::vector<std::shared_ptr<const T>> list() const {
+    const kube::Informer<T>* informer = informer_.load(std::memory_order_acquire);
+    return informer ? informer->store().list() : std::vector<std::shared_ptr<const T>>{};
+  }
 
   void start() override {
     if (!discovery_) {
@@ -111,6 +119,8 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
   }
 
   void addHandlers(kube::Informer<T>& informer) {
+    if (spec_.on_created)
+      spec_.on_created(informer);
     if (sink_ == nullptr || spec_.node_slot == nullptr)
       return;
     const auto slot = spec_.node_slot;

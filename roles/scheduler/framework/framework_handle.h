@@ -2,6 +2,8 @@
 // (for preemption's what-if runs) and the cluster's other objects (PDBs, plugin-declared kinds).
 #pragma once
 
+#include <boost/json/fwd.hpp>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -71,6 +73,10 @@ class ClusterView {
   virtual kube::Expected<void> deletePod(const PodInfo& pod) const;
   /// Clears status.nominatedNodeName of a pod whose nomination preemption gave away. Blocks.
   virtual kube::Expected<void> clearNominatedNodeName(const PodInfo& pod) const;
+  /// Sends a JSON merge patch for the pod (DefaultPreBind: the plugins' changes in one write);
+  /// `done` runs on the reactor thread. A pod found terminating afterwards is an error.
+  virtual void patchPod(std::shared_ptr<const PodInfo> pod, boost::json::value patch,
+                        ApiCallback done) const;
 };
 
 class FrameworkHandle {

@@ -1,15 +1,22 @@
-// decodeNode: the Node JSON -> Node projection (metadata, taints, allocatable and capacity).
+// decodeNode: the Node JSON -> Node projection (metadata, taints, allocatable and capacity),
+// allocatable trimmed by the node's node.koordinator.sh/reservation.
 #include "node_info.h"
 
 #include <boost/json.hpp>
 
 #include <array>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "koord/apis/extension.h"
+#include "koord/apis/reservation.h"
+#include "koord/core/log.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/object_meta.h"
@@ -25,18 +32,20 @@ using kube::makeKubeError;
 
 // The node annotations a plugin reads; the rest (often large: kubeadm, CSI, flannel) are
 // dropped at decode. LoadAware's estimator reads raw-allocatable (the allocatable before
-// amplification), its filter the per-node usage thresholds.
-constexpr std::array<std::string_view, 2> kKeptNodeAnnotations = {
+// amplification), its filter the per-node usage thresholds; decodeNode itself the node
+// reservation.
+constexpr std::array<std::string_view, 3> kKeptNodeAnnotations = {
     "node.koordinator.sh/raw-allocatable",
     "scheduling.koordinator.sh/usage-thresholds",
+    apis::kAnnotationNodeReservation,
 };
 
 // status.capacity / status.allocatable: names must be qualified names and amounts
 // non-negative, as the API server validates them.
-Expected<Resource> nodeResourceList(const json::object& status, std::string_view name) {
+Expected<kube::ResourceList> nodeResourceList(const json::object& status, std::string_view name) {
   const json::value* v = field(status, name);
   if (v == nullptr)
-    return Resource{};
+    return kube::ResourceList{};
   std::string path = childPath("status", name);
   auto list = kube::decodeResourceList(*v, path);
   if (!list)
@@ -49,7 +58,57 @@ Expected<Resource> nodeResourceList(const json::object& status, std::string_view
       return makeKubeError(fmt::format("{}[{}]: must be greater than or equal to 0", path, res));
     }
   }
-  return Resource::fromList(*list);
+  return list;
+}
+
+// decodeNode runs again on every update of a node (status heartbeats among them), so a bad
+// annotation is logged once per node and value; past kMaxRemembered nodes the memory of what
+// was logged is dropped whole, which at worst logs some again.
+void warnIgnoredReservation(std::string_view node, std::string_view value,
+                            const kube::Error& error) {
+  constexpr std::size_t kMaxRemembered = 10000;
+  static std::mutex mu;
+  static std::map<std::string, std::size_t, std::less<>> logged;  // node -> hash of the value
+  const std::size_t hash = std::hash<std::string_view>{}(value);
+  {
+    std::lock_guard lock(mu);
+    auto it = logged.find(node);
+    if (it != logged.end() && it->second == hash)
+      return;
+    if (it == logged.end() && logged.size() >= kMaxRemembered)
+      logged.clear();
+    logged.insert_or_assign(std::string(node), hash);
+  }
+  KOORD_LOG_WARNING("node {}: ignoring a malformed node reservation, allocatable untrimmed: {}",
+                    node, error.message);
+}
+
+// Koordinator's TrimNodeAllocatableByNodeReservation: what an operator keeps on the node for
+// work outside Kubernetes is no pod's, so allocatable loses it, never below zero, on the
+// resources the node reports. batch-cpu and batch-memory keep their values: the manager
+// subtracted the reservation when it computed them. A malformed annotation trims nothing and
+// refuses nothing (Koordinator logs and ignores it).
+void trimByNodeReservation(const Node& node, kube::ResourceList& allocatable) {
+  auto reservation = apis::nodeReservation(node.annotations);
+  if (!reservation) {
+    // Only an annotation that is there can be malformed.
+    auto it = node.annotations.find(apis::kAnnotationNodeReservation);
+    warnIgnoredReservation(node.name, it->second, reservation.error());
+    return;
+  }
+  if (!*reservation || !(*reservation)->trimsAllocatable())
+    return;
+  const kube::ResourceList reserved = (*reservation)->reservedResources();
+  for (auto& [name, amount] : allocatable) {
+    if (name == apis::kBatchCPU || name == apis::kBatchMemory)
+      continue;
+    auto it = reserved.find(name);
+    if (it == reserved.end())
+      continue;
+    // Both sides are non-negative (checked at decode), so sub() cannot overflow.
+    if (!amount.sub(it->second) || amount.sign() < 0)
+      amount = kube::Quantity();
+  }
 }
 
 }  // namespace
@@ -96,11 +155,12 @@ kube::Expected<Node> decodeNode(const boost::json::value& v) {
     auto allocatable = nodeResourceList(**status, "allocatable");
     if (!allocatable)
       return allocatable.error();
-    node.allocatable = std::move(*allocatable);
+    trimByNodeReservation(node, *allocatable);
+    node.allocatable = Resource::fromList(*allocatable);
     auto capacity = nodeResourceList(**status, "capacity");
     if (!capacity)
       return capacity.error();
-    node.capacity = std::move(*capacity);
+    node.capacity = Resource::fromList(*capacity);
   }
   return node;
 }

@@ -14,6 +14,7 @@
 #include "koord/kube/labels.h"
 #include "koord/kube/scheduling_match.h"
 #include "pod_info.h"
+#include "reservation_info.h"
 #include "resource.h"
 
 namespace koord::apis {
@@ -62,6 +63,10 @@ struct NodeInfo {
   /// The node's NodeMetric (the koordlet's usage report) as the cache last saw it; null when
   /// none. Attached here so that plugins read it without a lookup by name on every node.
   std::shared_ptr<const apis::NodeMetric> node_metric;
+  /// The Available reservations on this node. Their remaining() room counts in requested (and
+  /// non_zero_requested), so no pod sees it as free unless the Reservation plugin gives it back
+  /// for one of the reservation's owners.
+  std::vector<std::shared_ptr<const ReservationInfo>> reservations;
   Resource requested;
   Resource non_zero_requested;
   HostPortUsage used_ports;
@@ -72,6 +77,13 @@ struct NodeInfo {
   void addPod(std::shared_ptr<const PodInfo> pod);
   /// False when no pod with that UID is on the node.
   bool removePod(const std::string& uid);
+  /// Adds (or replaces, by UID) a reservation; the owner pods already on the node count in its
+  /// allocated, whichever came first.
+  void addReservation(std::shared_ptr<const ReservationInfo> reservation);
+  /// False when no reservation with that UID is on the node.
+  bool removeReservation(const std::string& uid);
+  /// Null when none with that UID is here.
+  const ReservationInfo* reservation(std::string_view uid) const;
 };
 
 }  // namespace koord::roles::scheduler

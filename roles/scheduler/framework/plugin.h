@@ -69,6 +69,16 @@ class PreFilterPlugin : public virtual Plugin {
   virtual const PreFilterExtensions* preFilterExtensions() const { return nullptr; }
 };
 
+/// Koordinator's frameworkext BeforePreFilter transformer, run when the plugin is one of the
+/// profile's PreFilter plugins: before any PreFilter it may hand the cycle other NodeInfos for
+/// some nodes (the Reservation plugin gives an owner pod its reservations' room back). The
+/// replacements hold for this cycle only; every later point sees them as the snapshot's nodes.
+class PreFilterTransformer : public virtual Plugin {
+ public:
+  virtual Status beforePreFilter(CycleState& state, const PodInfo& pod, const Snapshot& snapshot,
+                                 std::vector<std::shared_ptr<const NodeInfo>>& replacements) = 0;
+};
+
 class FilterPlugin : public virtual Plugin {
  public:
   virtual Status filter(const CycleState& state, const PodInfo& pod,

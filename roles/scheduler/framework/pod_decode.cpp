@@ -33,11 +33,14 @@ using kube::makeKubeError;
 
 // The pod annotations a plugin reads; every other annotation is dropped at decode (a pod's
 // annotations often carry kilobytes of last-applied-configuration). The default plugins of 1.20
-// read none; these three are LoadAware's estimator overrides.
-constexpr std::array<std::string_view, 3> kKeptPodAnnotations = {
+// read none; the first three are LoadAware's estimator overrides, the others the Reservation
+// plugin's.
+constexpr std::array<std::string_view, 5> kKeptPodAnnotations = {
     "scheduling.koordinator.sh/load-estimated-scaling-factors",
     "scheduling.koordinator.sh/load-estimated-seconds-after-initialized",
     "scheduling.koordinator.sh/load-estimated-seconds-after-pod-scheduled",
+    apis::kAnnotationReservationAllocated,
+    apis::kAnnotationReservationAffinity,
 };
 
 // Each request, limit and overhead must stay below this (in millicores for cpu, in units
@@ -475,6 +478,9 @@ Expected<void> decodeMetadata(const json::object& root, PodInfo& pod) {
   pod.terminating = meta.deletion_timestamp.has_value();
   pod.controller_kind = std::move(meta.controller_kind);
   pod.controller_name = std::move(meta.controller_name);
+  pod.controller_uid = std::move(meta.controller_uid);
+  pod.controller_api_version = std::move(meta.controller_api_version);
+  refreshReservationAnnotations(pod);
   return {};
 }
 
@@ -613,6 +619,23 @@ Expected<void> decodeResources(const json::object& s, PodInfo& pod,
 }
 
 }  // namespace
+
+void refreshReservationAnnotations(PodInfo& pod) {
+  pod.reservation_name.clear();
+  pod.reservation_uid.clear();
+  if (auto allocated = apis::reservationAllocated(pod.annotations); allocated && *allocated) {
+    pod.reservation_name = std::move((*allocated)->name);
+    pod.reservation_uid = std::move((*allocated)->uid);
+  }
+  pod.reservation_affinity.reset();
+  pod.reservation_affinity_error.clear();
+  if (auto affinity = apis::reservationAffinity(pod.annotations); !affinity)
+    pod.reservation_affinity_error = affinity.error().message;
+  else
+    pod.reservation_affinity = std::move(*affinity);
+  auto ignored = pod.labels.find(apis::kLabelReservationIgnored);
+  pod.reservation_ignored = ignored != pod.labels.end() && ignored->second == "true";
+}
 
 kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v) {
   if (!v.is_object())

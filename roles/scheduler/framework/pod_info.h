@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "koord/apis/extension.h"
+#include "koord/apis/reservation.h"
 #include "koord/kube/error.h"
 #include "koord/kube/labels.h"
 #include "koord/kube/scheduling_match.h"
@@ -71,6 +72,8 @@ struct PodInfo {
   /// The controller owner's kind ("ReplicaSet", "DaemonSet", ...) and name; empty without one.
   std::string controller_kind;
   std::string controller_name;
+  std::string controller_uid;
+  std::string controller_api_version;
 
   std::string scheduler_name = "default-scheduler";
   std::string node_name;            // spec.nodeName
@@ -105,7 +108,25 @@ struct PodInfo {
   /// koordinator.sh/priority-class label, else spec.priority's band.
   apis::PriorityClass priority_class = apis::PriorityClass::kNone;
 
-  std::string key() const { return namespace_ + "/" + name; }
+  /// A Reservation's stand-in in the queue and the cache (built from its template, named and
+  /// UID'd as the Reservation, no namespace): scheduling it places the Reservation.
+  bool reserve_pod = false;
+  /// scheduling.koordinator.sh/reservation-allocated: the reservation whose room this pod
+  /// takes on its node (set by the scheduler as it binds the pod); empty when none or when the
+  /// annotation is malformed (the pod then counts as any other).
+  std::string reservation_name;
+  std::string reservation_uid;
+  /// scheduling.koordinator.sh/reservation-affinity: the pod must use a reservation it accepts.
+  std::optional<apis::ReservationAffinity> reservation_affinity;
+  /// Why the reservation-affinity annotation could not be read (the pod is then unschedulable
+  /// with this reason); empty when it could.
+  std::string reservation_affinity_error;
+  /// scheduling.koordinator.sh/reservation-ignored=true: never placed into a reservation.
+  bool reservation_ignored = false;
+
+  /// namespace/name; "@reservation/<name>" for a reserve pod (no namespace starts with '@', so
+  /// it never meets a real pod's key in the queue).
+  std::string key() const { return reserve_pod ? "@reservation/" + name : namespace_ + "/" + name; }
   bool isDaemonSetPod() const { return controller_kind == "DaemonSet"; }
   bool assigned() const { return !node_name.empty(); }
   /// Succeeded or Failed: its resources are free again.
@@ -114,5 +135,9 @@ struct PodInfo {
 
 /// Projects a Pod; errors name the field ("spec.containers[1].resources.requests[cpu]: ...").
 kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v);
+
+/// Re-reads the fields derived from the reservation annotations after a plugin changed
+/// `pod.annotations` (the assumed copy of a pod a Reserve plugin placed into a reservation).
+void refreshReservationAnnotations(PodInfo& pod);
 
 }  // namespace koord::roles::scheduler

@@ -1,7 +1,9 @@
 // Every plugin this build carries, by name: upstream's and Koordinator's. One line per plugin;
 // each plugin folder's register.h declares its function.
 #include "framework/plugin_registry.h"
+#include "plugins/defaultprebind/register.h"
 #include "plugins/loadaware/register.h"
+#include "plugins/reservation/register.h"
 #include "plugins/upstream/defaultbinder/register.h"
 #include "plugins/upstream/defaultpreemption/register.h"
 #include "plugins/upstream/interpodaffinity/register.h"
@@ -34,6 +36,8 @@ const PluginRegistry& inTreeRegistry() {
     upstream::registerPodTopologySpread(r);
     upstream::registerDefaultPreemption(r);
     registerLoadAwareScheduling(r);
+    reservation::registerReservation(r);
+    defaultprebind::registerDefaultPreBind(r);
     return r;
   }();
   return registry;

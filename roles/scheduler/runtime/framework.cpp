@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/pod_changes.h"
 #include "runtime/parallelizer.h"
 
 namespace koord::roles::scheduler {
@@ -136,6 +137,8 @@ kube::Expected<std::unique_ptr<Framework>> Framework::create(const config::Profi
        [&](Plugin* p, const auto&) { fw->queue_sort_ = as<QueueSortPlugin>(p); });
   each(ExtensionPoint::kPreFilter, [&](Plugin* p, const auto&) {
     fw->pre_filters_.push_back({as<PreFilterPlugin>(p), bits.at(p)});
+    if (auto* t = dynamic_cast<PreFilterTransformer*>(p))
+      fw->transformers_.push_back(t);
   });
   each(ExtensionPoint::kFilter, [&](Plugin* p, const auto&) {
     fw->filters_.push_back({as<FilterPlugin>(p), bits.at(p)});
@@ -188,6 +191,21 @@ Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod) {
       return Status::error(fmt::format("running PreFilter plugin {}: {}", p->name(), s.message()))
           .withPlugin(std::string(p->name()));
     }
+  }
+  return Status::success();
+}
+
+Status Framework::runPreFilterTransformers(
+    CycleState& state, const PodInfo& pod, const Snapshot& snapshot,
+    std::vector<std::shared_ptr<const NodeInfo>>& replacements) {
+  for (auto* t : transformers_) {
+    auto s = t->beforePreFilter(state, pod, snapshot, replacements);
+    if (s.ok())
+      continue;
+    if (s.isUnschedulable())
+      return named(std::move(s), t->name());
+    return Status::error(fmt::format("running BeforePreFilter of {}: {}", t->name(), s.message()))
+        .withPlugin(std::string(t->name()));
   }
   return Status::success();
 }
@@ -611,7 +629,20 @@ void Framework::runPreBind(std::size_t i, std::shared_ptr<CycleState> state,
                            std::shared_ptr<const PodInfo> pod, std::string node,
                            StatusCallback done) {
   if (i == pre_binds_.size()) {
-    runBind(0, std::move(state), std::move(pod), std::move(node), std::move(done));
+    // Changes no DefaultPreBind sent (a profile that does not list it) still go out before the
+    // binding: the cache already counts the pod by them.
+    auto st = state;
+    auto pd = pod;
+    applyPodChanges(cluster_, st, pd,
+                    [this, state = std::move(state), pod = std::move(pod), node = std::move(node),
+                     done = std::move(done)](Status s) mutable {
+                      if (!s.ok()) {
+                        done(Status::error(fmt::format("patching the pod: {}", s.message())));
+                        return;
+                      }
+                      runBind(0, std::move(state), std::move(pod), std::move(node),
+                              std::move(done));
+                    });
     return;
   }
   auto* plugin = pre_binds_[i];

@@ -57,6 +57,10 @@ class Framework final : public FrameworkHandle {
   /// not failures: they go into state.skip_filter_plugins (their Filter and AddPod/RemovePod
   /// are then left out for the cycle, as kube-scheduler 1.27+ does).
   Status runPreFilterPlugins(CycleState& state, const PodInfo& pod);
+  /// The PreFilter plugins' BeforePreFilter transformers, in order; their replacement
+  /// NodeInfos are appended to `replacements` for the caller to swap in for the cycle.
+  Status runPreFilterTransformers(CycleState& state, const PodInfo& pod, const Snapshot& snapshot,
+                                  std::vector<std::shared_ptr<const NodeInfo>>& replacements);
   /// Every node's filter verdict in parallel, stopping once `wanted` nodes have passed: the
   /// nodes that passed (in snapshot order from `start`), and for each node that failed before
   /// the wanted-th fit its status. A kError status anywhere ends the pass with that error.
@@ -123,6 +127,7 @@ class Framework final : public FrameworkHandle {
     PluginBits bit;
   };
   std::vector<Indexed<PreFilterPlugin>> pre_filters_;
+  std::vector<PreFilterTransformer*> transformers_;
   std::vector<Indexed<FilterPlugin>> filters_;
   std::vector<PostFilterPlugin*> post_filters_;
   std::vector<Indexed<PreScorePlugin>> pre_scores_;

@@ -63,6 +63,19 @@ ScheduleOutcome PodScheduler::schedule(CycleState& state, const PodInfo& pod,
   if (!outcome.error.ok())
     return std::move(outcome.error);
   next_start_ = (next_start_ + outcome.processed) % all;
+  // The window may have stopped before a preferred node (an owner pod's reservation): filter
+  // those too, so that Score can pick them.
+  for (const auto& name : state.preferred_nodes) {
+    const NodeInfo* node = snapshot.get(name);
+    if (node == nullptr || outcome.failed.contains(name) ||
+        std::find(outcome.feasible.begin(), outcome.feasible.end(), node) != outcome.feasible.end())
+      continue;
+    auto s = framework_.runFilterPluginsWithNominatedPods(state, pod, *node);
+    if (s.ok())
+      outcome.feasible.push_back(node);
+    else if (s.code() == Code::kError)
+      return s;
+  }
   if (outcome.feasible.empty())
     return FitError{all, Status(), std::move(outcome.failed)};
 

@@ -4,11 +4,17 @@
 //   koord_bench_scheduler_api --kubeconfig K --nodes N --pods M --scheduler-name S
 //       (--scheduler-pid PID | --binder-only) [--namespace NS] [--qps 5000] [--inflight 8]
 //       [--timeout SECONDS] [--ready-timeout SECONDS] [--settle SECONDS]
-//       [--control-plane-pids PID,PID]
+//       [--control-plane-pids PID,PID] [--reservations N [--reservations-by scheduler|driver]]
+//       [--keep]
+//   koord_bench_scheduler_api --kubeconfig K --cleanup-only
 //
 // --binder-only binds every pod itself, round-robin, with no scheduling logic: the apiserver's
-// bind ceiling on this machine, the most any scheduler could reach here. Run by run.sh, which
-// starts and stops the scheduler; prints one `result ...` line, exits non-zero on a bad placement.
+// bind ceiling on this machine, the most any scheduler could reach here. --reservations N
+// creates N Reservations (one per nodes/N nodes) after the probe pod and has them Available
+// before the first pod (api_reservations.h); half the pods are owners of one. --keep leaves the
+// run's objects in place (run.sh restarts the scheduler against them), --cleanup-only removes
+// them. Run by run.sh, which starts and stops the scheduler; prints one `result ...` line,
+// exits non-zero on a bad placement.
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
@@ -38,10 +44,13 @@
 
 #include <fmt/format.h>
 
+#include "api_common.h"
+#include "api_reservations.h"
 #include "bench_stats.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/informer.h"
 #include "koord/kube/kubeconfig.h"
+#include "koord/kube/quantity.h"
 #include "koord/kube/rest_client.h"
 
 namespace json = boost::json;
@@ -49,21 +58,13 @@ using namespace koord::kube;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using koord::bench::percentile;
+using namespace koord::bench::scheduler_api;
 
 namespace {
 
 constexpr std::int64_t kNodeCpuMilli = 4000;
 constexpr std::int64_t kNodeMemory = 32LL << 30;
 constexpr std::int64_t kNodePods = 110;
-
-[[noreturn]] void die(const std::string& msg) {
-  std::cerr << "koord_bench_scheduler_api: " << msg << "\n";
-  std::exit(1);
-}
-
-void say(const std::string& msg) {
-  std::cerr << "koord_bench_scheduler_api: " << msg << std::endl;
-}
 
 struct Options {
   std::string kubeconfig;
@@ -85,6 +86,10 @@ struct Options {
   // The apiserver and etcd: their CPU over the same window says how much of the machine the
   // scheduler's API traffic cost on the other side.
   std::vector<int> control_plane_pids;
+  int reservations = 0;
+  Availability availability = Availability::kScheduled;
+  bool keep = false;
+  bool cleanup_only = false;
 };
 
 // The pod mix: identical for every scheduler, varied so that a node's fit is not a plain count.
@@ -100,6 +105,8 @@ struct BenchPod {
   std::string node;
   std::int64_t cpu_milli = 0;
   std::int64_t memory = 0;
+  /// The reservation its reservation-allocated annotation names ("" for none).
+  std::string reservation;
 };
 
 Expected<BenchPod> projectPod(const json::value& v) {
@@ -108,6 +115,20 @@ Expected<BenchPod> projectPod(const json::value& v) {
   if (const auto* md = o.if_contains("metadata"); md && md->is_object()) {
     if (const auto* n = md->get_object().if_contains("name"); n && n->is_string())
       p.name = std::string(n->get_string());
+    const auto* ann = md->get_object().if_contains("annotations");
+    const auto* alloc =
+        ann && ann->is_object()
+            ? ann->get_object().if_contains("scheduling.koordinator.sh/reservation-allocated")
+            : nullptr;
+    if (alloc != nullptr && alloc->is_string()) {
+      // {"name":..., "uid":...}; a value that is not that JSON reads as no reservation.
+      boost::system::error_code ec;
+      auto parsed = json::parse(alloc->get_string(), ec);
+      if (!ec && parsed.is_object()) {
+        if (const auto* rn = parsed.get_object().if_contains("name"); rn && rn->is_string())
+          p.reservation = std::string(rn->get_string());
+      }
+    }
   }
   const auto* spec = o.if_contains("spec");
   if (spec == nullptr || !spec->is_object())
@@ -202,44 +223,6 @@ class Api {
   std::unique_ptr<RestClient> client_;
 };
 
-// Issues n requests with at most `window` in flight, from the calling thread; `issue(i, done)`
-// starts request i and must call done(error message or "") exactly once. Returns the failures.
-int runWindowed(int n, int window,
-                const std::function<void(int, std::function<void(std::string)>)>& issue,
-                std::string* first_error) {
-  std::mutex mu;
-  std::condition_variable cv;
-  int in_flight = 0, failed = 0;
-  for (int i = 0; i < n; ++i) {
-    {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return in_flight < window; });
-      ++in_flight;
-    }
-    issue(i, [&](std::string error) {
-      std::lock_guard lock(mu);
-      --in_flight;
-      if (!error.empty() && failed++ == 0 && first_error != nullptr)
-        *first_error = std::move(error);
-      cv.notify_all();
-    });
-  }
-  std::unique_lock lock(mu);
-  cv.wait(lock, [&] { return in_flight == 0; });
-  return failed;
-}
-
-// Polls `done` until it holds or `seconds` pass.
-bool pollUntil(double seconds, const std::function<bool()>& done) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (Clock::now() >= deadline)
-      return false;
-    std::this_thread::sleep_for(200ms);
-  }
-  return true;
-}
-
 const ResourceRef kNodes{"", "v1", "nodes", "", "", ""};
 
 json::value nodeObject(const std::string& name, const std::string& run, int i) {
@@ -272,11 +255,15 @@ json::value nodeObject(const std::string& name, const std::string& run, int i) {
 }
 
 json::value podObject(const std::string& name, const std::string& ns,
-                      const std::string& scheduler_name, const Request& req) {
+                      const std::string& scheduler_name, const Request& req,
+                      const std::string& owner = "") {
+  json::object labels{{"bench", "sched"}};
+  if (!owner.empty())
+    labels[kOwnerLabel] = owner;
   return json::object{
       {"apiVersion", "v1"},
       {"kind", "Pod"},
-      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"bench", "sched"}}}}},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
       {"spec",
        {{"schedulerName", scheduler_name},
         {"automountServiceAccountToken", false},
@@ -404,6 +391,10 @@ bool cleanUp(RestClient& c, const std::string& ns, int window) {
   grace0.grace_period_seconds = 0;
   const auto t0 = Clock::now();
   std::size_t deleted = 0;
+  // Reservations first: a scheduler still running would otherwise keep their room while the
+  // pods go.
+  if (!deleteReservations(c, window, deleted))
+    return false;
   for (int round = 0; round < 5; ++round) {
     auto pods = benchNames(c, pod_ref);
     auto nodes = benchNames(c, kNodes);
@@ -470,12 +461,31 @@ Options parseArgs(int argc, char** argv) {
       o.ready_timeout_s = std::stod(value());
     else if (a == "--settle")
       o.settle_s = std::stod(value());
+    else if (a == "--reservations")
+      o.reservations = std::stoi(value());
+    else if (a == "--reservations-by") {
+      const std::string by = value();
+      if (by == "scheduler")
+        o.availability = Availability::kScheduled;
+      else if (by == "driver")
+        o.availability = Availability::kWritten;
+      else
+        die("--reservations-by: want scheduler or driver, not " + by);
+    } else if (a == "--keep")
+      o.keep = true;
+    else if (a == "--cleanup-only")
+      o.cleanup_only = true;
     else if (a == "--control-plane-pids") {
       std::istringstream list(value());
       for (std::string pid; std::getline(list, pid, ',');)
         o.control_plane_pids.push_back(std::stoi(pid));
     } else
       die("unknown argument " + a);
+  }
+  if (o.cleanup_only) {
+    if (o.kubeconfig.empty())
+      die("--cleanup-only needs --kubeconfig");
+    return o;
   }
   if (o.kubeconfig.empty() || o.nodes <= 0 || o.pods <= 0 || o.scheduler_name.empty())
     die("usage: --kubeconfig K --nodes N --pods M --scheduler-name S (--scheduler-pid PID | "
@@ -484,6 +494,10 @@ Options parseArgs(int argc, char** argv) {
     die("give exactly one of --scheduler-pid and --binder-only");
   if (o.inflight <= 0)
     die("--inflight must be positive");
+  if (o.reservations < 0 || o.reservations > o.nodes)
+    die("--reservations must be between 0 and the node count");
+  if (o.reservations > 0 && o.binder_only)
+    die("--reservations needs a scheduler (not --binder-only)");
   if (o.timeout_s <= 0)
     o.timeout_s = std::max(300.0, o.pods / 20.0);
   return o;
@@ -494,7 +508,7 @@ Options parseArgs(int argc, char** argv) {
 int main(int argc, char** argv) {
   const Options o = parseArgs(argc, argv);
   // The binder-only run has no scheduler process: the driver's own CPU is what binding cost.
-  const int pid = o.binder_only ? static_cast<int>(getpid()) : o.scheduler_pid;
+  const int pid = o.binder_only || o.cleanup_only ? static_cast<int>(getpid()) : o.scheduler_pid;
   if (!processAlive(pid))
     die(fmt::format("no process {}", pid));
 
@@ -521,6 +535,8 @@ int main(int argc, char** argv) {
   // Leftovers of an interrupted run would be counted against this scheduler's placements.
   if (!cleanUp(c, o.ns, o.inflight))
     die("could not clear earlier bench objects");
+  if (o.cleanup_only)
+    return 0;
 
   const std::string run = fmt::format("r{}", std::time(nullptr) % 100000000);
   std::vector<std::string> node_names;
@@ -613,6 +629,46 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_s));
   }
 
+  // The reservations, each keeping the room its owner pods will ask for (up to half a node).
+  std::vector<ReservationPlan> plan(static_cast<std::size_t>(o.reservations));
+  for (int k = 0; k < o.reservations; ++k) {
+    auto& p = plan[static_cast<std::size_t>(k)];
+    p.name = fmt::format("{}-res-{:05d}", run, k);
+    p.node = node_names[static_cast<std::size_t>(k) * node_names.size() /
+                        static_cast<std::size_t>(o.reservations)];
+    p.owner = ownerValue(run, k);
+  }
+  int owner_pods = 0;
+  for (int i = 0; i < o.pods; ++i) {
+    const int k = ownedReservation(i, o.reservations);
+    if (k < 0)
+      continue;
+    const Request& req = kMix[static_cast<std::size_t>(i) % std::size(kMix)];
+    plan[static_cast<std::size_t>(k)].cpu_milli += Quantity::parse(req.cpu).value().milliValue();
+    plan[static_cast<std::size_t>(k)].memory += Quantity::parse(req.memory).value().value();
+    ++owner_pods;
+  }
+  // At most half a node each: a reservation with more owners than that keeps room for the first
+  // ones, and the rest take the node's own room like any pod.
+  for (auto& p : plan) {
+    p.cpu_milli = std::min(p.cpu_milli, kNodeCpuMilli / 2);
+    p.memory = std::min(p.memory, kNodeMemory / 2);
+  }
+  double reservations_s = 0;
+  if (o.reservations > 0) {
+    auto made = makeAvailable(c, plan, run, o.scheduler_name, o.availability, o.inflight,
+                              std::max(300.0, o.reservations / 5.0));
+    if (!made)
+      fail("reservations: " + made.error().message);
+    reservations_s = *made;
+    say(fmt::format("{} reservations Available {:.1f} s after the first create ({})",
+                    o.reservations, reservations_s,
+                    o.availability == Availability::kScheduled ? "placed by the scheduler"
+                                                               : "status written by the driver"));
+    // As after the nodes: the scheduler sees the last Available ones through its watch.
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_s));
+  }
+
   std::vector<std::string> pod_names;
   pod_names.reserve(o.pods);
   for (int i = 0; i < o.pods; ++i)
@@ -635,9 +691,11 @@ int main(int argc, char** argv) {
           std::lock_guard lock(tracker.mu);
           tracker.created[pod_names[i]] = Clock::now();
         }
+        const int k = ownedReservation(i, o.reservations);
         c.create(pods_ref,
                  podObject(pod_names[i], o.ns, o.scheduler_name,
-                           kMix[static_cast<std::size_t>(i) % std::size(kMix)]),
+                           kMix[static_cast<std::size_t>(i) % std::size(kMix)],
+                           k < 0 ? std::string() : ownerValue(run, k)),
                  [done = std::move(done)](ApiResult<json::value> r) {
                    done(r ? std::string() : r.error().message);
                  });
@@ -703,14 +761,19 @@ int main(int argc, char** argv) {
   if (binder && binder->failures() > 0)
     say(fmt::format("{} binds failed; first: {}", binder->failures(), binder->firstError()));
 
-  // Every placement: a node of this run, and the sums of the pods' requests within its
-  // allocatable (the watch's view, which has every binding by now).
+  // Every placement: a node of this run, and the sums of the pods' requests plus the room the
+  // node's reservations still keep within its allocatable (the watch's view, which has every
+  // binding by now). A pod placed into a reservation must be one of its owners, on its node.
   std::unordered_set<std::string> known(node_names.begin(), node_names.end());
   struct Use {
     std::int64_t cpu = 0, memory = 0, pods = 0;
   };
   std::unordered_map<std::string, Use> use;
-  int invalid = 0;
+  std::unordered_map<std::string, std::size_t> plan_index;
+  for (std::size_t k = 0; k < plan.size(); ++k)
+    plan_index.emplace(plan[k].name, k);
+  std::vector<Use> taken(plan.size());  // by the owners placed into each reservation
+  int invalid = 0, in_reservation = 0;
   for (const auto& p : watch.store().list()) {
     if (p->name.rfind(tracker.bench_prefix, 0) != 0 || p->node.empty())
       continue;
@@ -723,6 +786,28 @@ int main(int argc, char** argv) {
     u.cpu += p->cpu_milli;
     u.memory += p->memory;
     ++u.pods;
+    if (p->reservation.empty())
+      continue;
+    const int i = std::stoi(p->name.substr(tracker.bench_prefix.size()));
+    auto k = plan_index.find(p->reservation);
+    if (k == plan_index.end() ||
+        static_cast<int>(k->second) != ownedReservation(i, o.reservations) ||
+        plan[k->second].node != p->node) {
+      if (invalid++ < 5)
+        say(fmt::format(
+            "pod {} on {} placed into reservation {}, which is not one of its own there", p->name,
+            p->node, p->reservation));
+      continue;
+    }
+    ++in_reservation;
+    taken[k->second].cpu += p->cpu_milli;
+    taken[k->second].memory += p->memory;
+  }
+  const std::size_t nodes_used = use.size();
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    auto& u = use[plan[k].node];
+    u.cpu += std::max<std::int64_t>(0, plan[k].cpu_milli - taken[k].cpu);
+    u.memory += std::max<std::int64_t>(0, plan[k].memory - taken[k].memory);
   }
   std::int64_t max_pods = 0;
   for (const auto& [node, u] : use) {
@@ -745,15 +830,18 @@ int main(int argc, char** argv) {
                    "result scheduler={} nodes={} pods={} bound={} seconds={:.2f} pods_per_s={:.1f} "
                    "cpu_s={:.2f} cpu_ms_per_pod={:.3f} peak_rss_mib={:.1f} valid={} "
                    "max_pods_per_node={} nodes_used={} bind_p50_ms={:.0f} bind_p99_ms={:.0f} "
-                   "create_per_s={:.0f} control_plane_cpu_s={:.2f}",
+                   "create_per_s={:.0f} control_plane_cpu_s={:.2f} reservations={} "
+                   "reservations_s={:.2f} owner_pods={} in_reservation={}",
                    o.binder_only ? "binder-only" : o.scheduler_name, o.nodes, o.pods, bound_count,
                    elapsed_s, pods_per_s, cpu_s,
                    bound_count > 0 ? cpu_s * 1000.0 / static_cast<double>(bound_count) : 0.0,
-                   rss_mib, invalid == 0 && all_bound ? "yes" : "no", max_pods, use.size(), p50_ms,
-                   p99_ms, expected / create_s, cp_s)
+                   rss_mib, invalid == 0 && all_bound ? "yes" : "no", max_pods, nodes_used, p50_ms,
+                   p99_ms, expected / create_s, cp_s, o.reservations, reservations_s, owner_pods,
+                   in_reservation)
             << std::endl;
 
-  if (!cleanUp(c, o.ns, o.inflight))
+  // --keep: run.sh restarts the scheduler against the populated cluster, then cleans up.
+  if (!o.keep && !cleanUp(c, o.ns, o.inflight))
     exit_code = 1;
   return exit_code;
 }

@@ -3,7 +3,8 @@
 # same real apiserver (tests/cluster), binding N nodes x M pods: pods/s, CPU and RSS side by side.
 #
 #   tests/bench/scheduler/run.sh [--sizes "1000x5000 5000x10000"] [--only kube|koord|binder]
-#       [--binder] [--koord PATH] [--driver PATH] [--qps 5000]
+#       [--binder] [--koord PATH] [--driver PATH] [--qps 5000] [--rounds R]
+#       [--reservations N [--reservations-by scheduler|driver]] [--restarts K]
 #
 # --binder adds a run of the driver's own round-robin binder (no scheduler): the apiserver's bind
 # ceiling on this machine. Both schedulers get the same KubeSchedulerConfiguration v1beta1 (default
@@ -11,6 +12,15 @@
 # loopback one (1.20 cannot turn it off under --config). The cluster lives in a temp dir of its
 # own and is stopped at the end unless KOORD_BENCH_KEEP=1; with OUT_DIR set the table is also
 # written to $OUT_DIR/scheduler-bench.txt.
+#
+# --reservations N gives koord's profile the Reservation plugin (PreFilter, Filter, PreScore,
+# Score weight 5000, Reserve; DefaultPreBind at PreBind, as deploy/manifests/koord-scheduler.yaml)
+# and runs koord twice per size with it: without reservations, then with N Available ones spread
+# over the nodes, half the pods owners of one (the driver's --reservations; --reservations-by
+# says whether koord places them or the driver writes their status). --rounds R repeats every
+# run R times, interleaved (A B A B). --restarts K keeps each koord run's objects, then starts
+# `koord scheduler` K more times against that populated cluster and times each start until
+# /readyz answers 200 (the caches synced, reservations included).
 set -euo pipefail
 set -o errtrace
 trap 'printf "scheduler bench: failed at line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
@@ -21,9 +31,14 @@ schedulers=(kube koord)
 koord=
 driver=
 qps=5000
+rounds=1
+reservations=0
+reservations_by=scheduler
+restarts=0
 usage() {
   echo "usage: $0 [--sizes \"1000x5000 5000x10000\"] [--only kube|koord|binder] [--binder]" \
-    "[--koord PATH] [--driver PATH] [--qps 5000]" >&2
+    "[--koord PATH] [--driver PATH] [--qps 5000] [--rounds R]" \
+    "[--reservations N [--reservations-by scheduler|driver]] [--restarts K]" >&2
   exit 2
 }
 while (($#)); do
@@ -37,6 +52,13 @@ while (($#)); do
     --koord) koord=$2; shift 2 ;;
     --driver) driver=$2; shift 2 ;;
     --qps) qps=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --reservations) reservations=$2; shift 2 ;;
+    --reservations-by)
+      case $2 in scheduler | driver) reservations_by=$2 ;; *) usage ;; esac
+      shift 2
+      ;;
+    --restarts) restarts=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -49,6 +71,18 @@ die() { log "error: $*"; exit 1; }
 for size in "${sizes[@]}"; do
   [[ $size =~ ^[0-9]+x[0-9]+$ ]] || die "size $size is not NODESxPODS"
 done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "--rounds $rounds is not a positive count"
+[[ $reservations =~ ^[0-9]+$ ]] || die "--reservations $reservations is not a count"
+[[ $restarts =~ ^[0-9]+$ ]] || die "--restarts $restarts is not a count"
+# With reservations, each koord run is followed by one with them (same profile).
+if ((reservations > 0)); then
+  runs=()
+  for which in "${schedulers[@]}"; do
+    runs+=("$which")
+    if [[ $which == koord ]]; then runs+=(koordres); fi
+  done
+  schedulers=("${runs[@]}")
+fi
 if [[ -z $koord ]]; then
   koord=$root/build/src/koord
   if [[ -x $root/build-mgr/src/koord ]]; then koord=$root/build-mgr/src/koord; fi
@@ -94,6 +128,10 @@ set +a
 kubectl apply -f "$root/deploy/crds" >/dev/null
 kubectl wait --for condition=established --timeout=60s \
   crd/nodemetrics.slo.koordinator.sh crd/nodeslos.slo.koordinator.sh >/dev/null
+if ((reservations > 0)); then
+  kubectl wait --for condition=established --timeout=60s \
+    crd/reservations.scheduling.koordinator.sh >/dev/null
+fi
 
 # kube-scheduler 1.20 takes its insecure /healthz and /metrics address from the file alone once
 # --config is given (--port=0 is ignored, and the file's port must be 1-65535), so it gets a free
@@ -103,6 +141,12 @@ for p in $(seq 20400 20500); do
   if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then health_port=$p; break; fi
 done
 [[ -n $health_port ]] || die "no free loopback port in 20400-20500 for kube-scheduler's /healthz"
+# koord's /readyz for the restart timings.
+ops_port=
+for p in $(seq 20501 20600); do
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ops_port=$p; break; fi
+done
+[[ -n $ops_port ]] || die "no free loopback port in 20501-20600 for koord's /readyz"
 
 # One configuration for both, differing only in the profile's name: the default plugins, the
 # default percentageOfNodesToScore, the same client limits, no leader election. koord's --port=0
@@ -122,35 +166,125 @@ leaderElection:
 profiles:
 - schedulerName: $2
 EOF
+  if [[ ${3:-} == reservations ]]; then
+    cat >>"$1" <<'EOF'
+  plugins:
+    preFilter:
+      enabled:
+      - name: Reservation
+    filter:
+      enabled:
+      - name: Reservation
+    preScore:
+      enabled:
+      - name: Reservation
+    score:
+      enabled:
+      - name: Reservation
+        weight: 5000
+    reserve:
+      enabled:
+      - name: Reservation
+    preBind:
+      enabled:
+      - name: DefaultPreBind
+EOF
+  fi
 }
 write_config "$work/kube.yaml" default-scheduler
-write_config "$work/koord.yaml" koord-scheduler
+if ((reservations > 0)); then
+  write_config "$work/koord.yaml" koord-scheduler reservations
+else
+  write_config "$work/koord.yaml" koord-scheduler
+fi
 
 declare -A result
 
-# Runs one scheduler on one size and keeps the driver's result line in $result.
+# /proc/PID/stat's utime+stime in seconds; VmHWM in MiB.
+cpu_of() { awk -v t="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' \
+  "/proc/$1/stat" 2>/dev/null || echo -; }
+rss_of() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo -; }
+
+# Starts koord against the cluster as the run left it, K times, each until /readyz is 200: the
+# informers (nodes, pods, reservations, ...) listed and their handlers run, so the cache and the
+# Reservation plugin's index hold every reservation. Also notes when the reservation controller's
+# first pass counted them Available (koord_scheduler_reservations), CPU and RSS at ready.
+measure_restarts() {
+  local id=$1 want=$2 i pid t0 now ready restored code n
+  for ((i = 1; i <= restarts; i++)); do
+    t0=$(date +%s.%N)
+    "$work/koord" scheduler --config="$work/koord.yaml" --address=127.0.0.1 --port="$ops_port" \
+      >"$work/$id-restart$i.log" 2>&1 &
+    pid=$!
+    sched_pid=$pid
+    ready=''
+    restored=''
+    while kill -0 "$pid" 2>/dev/null; do
+      now=$(date +%s.%N)
+      if awk -v a="$now" -v b="$t0" 'BEGIN { exit !(a - b > 300) }'; then break; fi
+      if [[ -z $ready ]]; then
+        code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
+          "http://127.0.0.1:$ops_port/readyz" || true)
+        if [[ $code == 200 ]]; then
+          ready=$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
+          result[$id,restart$i,ready_s]=$ready
+          result[$id,restart$i,cpu_s]=$(cpu_of "$pid")
+          result[$id,restart$i,rss]=$(rss_of "$pid")
+          if ((want == 0)); then break; fi
+        fi
+      else
+        n=$(curl -s --max-time 2 "http://127.0.0.1:$ops_port/metrics" |
+          awk '/^koord_scheduler_reservations\{phase="Available"\}/ { printf "%d", $2 }')
+        if [[ ${n:-0} -ge $want ]]; then
+          restored=$(awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
+          result[$id,restart$i,restored_s]=$restored
+          break
+        fi
+      fi
+      sleep 0.05
+    done
+    if [[ -z $ready ]]; then
+      log "$id restart $i: no /readyz 200 (log: $work/$id-restart$i.log)"
+      result[$id,failed]=1
+    fi
+    log "$id restart $i: ready after ${ready:--} s, reservations counted after ${restored:--} s"
+    stop_pid "$pid"
+    sched_pid=
+  done
+}
+
+# Runs one scheduler on one size and keeps the driver's result line in $result[ID,...], ID being
+# which,size,round.
 run_one() {
-  local which=$1 size=$2 nodes=${2%x*} pods=${2#*x} name out rc=0
-  local slog=$work/$which-$size.log
+  local which=$1 size=$2 round=$3 nodes=${2%x*} pods=${2#*x} name out rc=0 keep=0
+  local id=$which,$size,$round
+  local slog=$work/$which-$size-$round.log
   local -a cmd=() mode=()
   case $which in
     kube)
       name='default-scheduler'
       cmd=("$KOORD_K8S_BIN/kube-scheduler" --config="$work/kube.yaml" --port=0 --secure-port=0)
       ;;
-    koord)
+    koord | koordres)
       name='koord-scheduler'
       cmd=("$work/koord" scheduler --config="$work/koord.yaml" --port=0)
       ;;
     binder) name='bench-binder' ;;
   esac
-  log "$which, $nodes nodes x $pods pods (load average $(load1))"
+  if [[ $which == koordres ]]; then
+    mode+=(--reservations "$reservations" --reservations-by "$reservations_by")
+  fi
+  if [[ $which == koord* ]] && ((restarts > 0)); then
+    keep=1
+    mode+=(--keep)
+  fi
+  log "$which, $nodes nodes x $pods pods, round $round (load average $(load1))"
   if ((${#cmd[@]})); then
     "${cmd[@]}" >"$slog" 2>&1 &
     sched_pid=$!
-    mode=(--scheduler-pid "$sched_pid")
+    mode+=(--scheduler-pid "$sched_pid")
   else
-    mode=(--binder-only)
+    mode+=(--binder-only)
   fi
   local control_plane
   control_plane=$(cut -d' ' -f1 "$KOORD_CLUSTER_DIR/kube-apiserver.pid")
@@ -158,7 +292,7 @@ run_one() {
   out=$("$work/driver" --kubeconfig "$KOORD_KUBECONFIG" --nodes "$nodes" --pods "$pods" \
     --scheduler-name "$name" --qps "$qps" --control-plane-pids "$control_plane" "${mode[@]}") ||
     rc=$?
-  result[$which,$size,load]=$(load1)
+  result[$id,load]=$(load1)
   if [[ -n $sched_pid ]] && ! kill -0 "$sched_pid" 2>/dev/null; then
     log "$which exited during the run"
     rc=1
@@ -172,23 +306,34 @@ run_one() {
     local kv
     local -a kvs
     read -r -a kvs <<<"${line#result }"
-    for kv in "${kvs[@]}"; do result[$which,$size,${kv%%=*}]=${kv#*=}; done
+    for kv in "${kvs[@]}"; do result[$id,${kv%%=*}]=${kv#*=}; done
   fi
   if ((rc != 0)); then
-    result[$which,$size,failed]=1
+    result[$id,failed]=1
     if [[ -f $slog ]]; then
       log "---- $which failed (driver exit $rc); last lines of its log ----"
       tail -n 30 "$slog" >&2 || true
     fi
   fi
+  if ((keep)); then
+    if ((rc == 0)); then
+      local want=0
+      if [[ $which == koordres ]]; then want=$reservations; fi
+      measure_restarts "$id" "$want"
+    fi
+    "$work/driver" --kubeconfig "$KOORD_KUBECONFIG" --cleanup-only ||
+      die "could not remove the kept objects of $which $size"
+  fi
 }
 
 for size in "${sizes[@]}"; do
-  for which in "${schedulers[@]}"; do run_one "$which" "$size"; done
+  for ((round = 1; round <= rounds; round++)); do
+    for which in "${schedulers[@]}"; do run_one "$which" "$size" "$round"; done
+  done
 done
 
 # A value of the result table, "-" when that run printed none.
-val() { echo "${result[$1,$2,$3]:--}"; }
+val() { echo "${result[$1,$2]:--}"; }
 ratio() {
   awk -v a="$1" -v b="$2" \
     'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-" }'
@@ -197,6 +342,7 @@ label() {
   case $1 in
     kube) echo "kube-scheduler v1.20.2" ;;
     koord) echo "koord scheduler" ;;
+    koordres) echo "koord, $reservations resv" ;;
     binder) echo "round-robin binder" ;;
   esac
 }
@@ -207,29 +353,77 @@ table() {
   row size scheduler pods/s seconds "CPU s" "CPU ms/pod" "RSS MiB" valid max/node \
     "bind p50/p99" "apiserver+" load
   row "" "" "" "" "" "" "" "" "" "" "etcd CPU s" "at end"
-  local size which valid
+  local size which valid id round base
   for size in "${sizes[@]}"; do
-    for which in "${schedulers[@]}"; do
-      valid=$(val "$which" "$size" valid)
-      if [[ -n ${result[$which,$size,failed]:-} ]]; then valid="$valid (failed)"; fi
-      row "$size" "$(label "$which")" "$(val "$which" "$size" pods_per_s)" \
-        "$(val "$which" "$size" seconds)" "$(val "$which" "$size" cpu_s)" \
-        "$(val "$which" "$size" cpu_ms_per_pod)" "$(val "$which" "$size" peak_rss_mib)" "$valid" \
-        "$(val "$which" "$size" max_pods_per_node)" \
-        "$(val "$which" "$size" bind_p50_ms)/$(val "$which" "$size" bind_p99_ms) ms" \
-        "$(val "$which" "$size" control_plane_cpu_s)" "$(val "$which" "$size" load)"
+    for ((round = 1; round <= rounds; round++)); do
+      for which in "${schedulers[@]}"; do
+        id=$which,$size,$round
+        valid=$(val "$id" valid)
+        if [[ -n ${result[$id,failed]:-} ]]; then valid="$valid (failed)"; fi
+        row "$size" "$(label "$which")" "$(val "$id" pods_per_s)" "$(val "$id" seconds)" \
+          "$(val "$id" cpu_s)" "$(val "$id" cpu_ms_per_pod)" "$(val "$id" peak_rss_mib)" \
+          "$valid" "$(val "$id" max_pods_per_node)" \
+          "$(val "$id" bind_p50_ms)/$(val "$id" bind_p99_ms) ms" \
+          "$(val "$id" control_plane_cpu_s)" "$(val "$id" load)"
+      done
+      base=kube,$size,$round
+      id=koord,$size,$round
+      if [[ -n ${result[$base,pods_per_s]:-} && -n ${result[$id,pods_per_s]:-} ]]; then
+        row "$size" "koord / kube-scheduler" \
+          "$(ratio "${result[$id,pods_per_s]}" "${result[$base,pods_per_s]}")" "" \
+          "$(ratio "${result[$id,cpu_s]}" "${result[$base,cpu_s]}")" \
+          "$(ratio "${result[$id,cpu_ms_per_pod]}" "${result[$base,cpu_ms_per_pod]}")" \
+          "$(ratio "${result[$id,peak_rss_mib]}" "${result[$base,peak_rss_mib]}")" \
+          "" "" "" \
+          "$(ratio "${result[$id,control_plane_cpu_s]}" "${result[$base,control_plane_cpu_s]}")" ""
+      fi
+      base=koord,$size,$round
+      id=koordres,$size,$round
+      if [[ -n ${result[$base,pods_per_s]:-} && -n ${result[$id,pods_per_s]:-} ]]; then
+        row "$size" "with / without resv" \
+          "$(ratio "${result[$id,pods_per_s]}" "${result[$base,pods_per_s]}")" "" \
+          "$(ratio "${result[$id,cpu_s]}" "${result[$base,cpu_s]}")" \
+          "$(ratio "${result[$id,cpu_ms_per_pod]}" "${result[$base,cpu_ms_per_pod]}")" \
+          "$(ratio "${result[$id,peak_rss_mib]}" "${result[$base,peak_rss_mib]}")" \
+          "" "" "" \
+          "$(ratio "${result[$id,control_plane_cpu_s]}" "${result[$base,control_plane_cpu_s]}")" ""
+      fi
     done
-    if [[ -n ${result[kube,$size,pods_per_s]:-} && -n ${result[koord,$size,pods_per_s]:-} ]]; then
-      row "$size" "koord / kube-scheduler" \
-        "$(ratio "${result[koord,$size,pods_per_s]}" "${result[kube,$size,pods_per_s]}")" "" \
-        "$(ratio "${result[koord,$size,cpu_s]}" "${result[kube,$size,cpu_s]}")" \
-        "$(ratio "${result[koord,$size,cpu_ms_per_pod]}" "${result[kube,$size,cpu_ms_per_pod]}")" \
-        "$(ratio "${result[koord,$size,peak_rss_mib]}" "${result[kube,$size,peak_rss_mib]}")" \
-        "" "" "" \
-        "$(ratio "${result[koord,$size,control_plane_cpu_s]}" \
-          "${result[kube,$size,control_plane_cpu_s]}")" ""
-    fi
   done
+  if ((reservations > 0)); then
+    echo
+    echo "reservations ($reservations, made Available by the $reservations_by): seconds from" \
+      "the first create to all Available, owner pods, owner pods placed into their reservation"
+    for size in "${sizes[@]}"; do
+      for ((round = 1; round <= rounds; round++)); do
+        id=koordres,$size,$round
+        echo "$size round $round: $(val "$id" reservations_s) s, $(val "$id" owner_pods) owners," \
+          "$(val "$id" in_reservation) in their reservation"
+      done
+    done
+  fi
+  if ((restarts > 0)); then
+    echo
+    echo "restart: koord scheduler started against the populated cluster until /readyz is 200" \
+      "(ready s), its CPU s and peak RSS MiB then, and until koord_scheduler_reservations" \
+      "counted them Available (counted s)"
+    printf '%-10s %-22s %7s %9s %7s %8s %10s\n' size scheduler restart "ready s" "CPU s" \
+      "RSS MiB" "counted s"
+    local i
+    for size in "${sizes[@]}"; do
+      for ((round = 1; round <= rounds; round++)); do
+        for which in koord koordres; do
+          id=$which,$size,$round
+          for ((i = 1; i <= restarts; i++)); do
+            if [[ -z ${result[$id,restart$i,ready_s]:-} ]]; then continue; fi
+            printf '%-10s %-22s %7s %9s %7s %8s %10s\n' "$size" "$(label "$which")" \
+              "$round.$i" "$(val "$id" "restart$i,ready_s")" "$(val "$id" "restart$i,cpu_s")" \
+              "$(val "$id" "restart$i,rss")" "$(val "$id" "restart$i,restored_s")"
+          done
+        done
+      done
+    done
+  fi
 }
 if [[ -n ${OUT_DIR:-} ]]; then
   mkdir -p "$OUT_DIR"

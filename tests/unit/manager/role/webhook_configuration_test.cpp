@@ -30,7 +30,7 @@ TEST_CASE("default webhooks exempt control-plane namespaces and fail closed", "[
   CHECK(mutating[0].at("namespaceSelector").at("matchExpressions").as_array()[0].at("operator") ==
         "DoesNotExist");
   auto validating = defaultWebhooks(false);
-  REQUIRE(validating.size() == 3);
+  REQUIRE(validating.size() == 4);
   CHECK(validating[1].at("clientConfig").at("service").at("path") == "/validate-configmap");
   CHECK(validating[1].at("objectSelector").at("matchExpressions").as_array()[0].at("key") ==
         "koordinator.sh/configmap-type");
@@ -39,6 +39,15 @@ TEST_CASE("default webhooks exempt control-plane namespaces and fail closed", "[
   CHECK(validating[2].at("failurePolicy") == "Ignore");
   CHECK(validating[2].at("rules").as_array()[1].at("resources") ==
         json::array{"nodemetrics", "nodemetrics/status", "devices", "devices/status"});
+  // Reservations, created and updated, in Koordinator's group; their status is the scheduler's.
+  CHECK(validating[3].at("name") == "vreservation.koordinator.sh");
+  CHECK(validating[3].at("clientConfig").at("service").at("path") == "/validate-reservation");
+  CHECK(validating[3].at("failurePolicy") == "Fail");
+  CHECK(validating[3].at("rules") ==
+        json::array{json::object{{"apiGroups", json::array{"scheduling.koordinator.sh"}},
+                                 {"apiVersions", json::array{"v1alpha1"}},
+                                 {"operations", json::array{"CREATE", "UPDATE"}},
+                                 {"resources", json::array{"reservations"}}}});
 }
 
 TEST_CASE("default webhooks give the apiserver 10 s, past the server's own 8 s deadline",
@@ -107,6 +116,7 @@ TEST_CASE("render with WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS sets the pod we
           "[webhookconfig]") {
   auto o = options();
   o.served_paths.insert("/validate-configmap");
+  o.served_paths.insert("/validate-reservation");
   o.failure_policy_pods = "Ignore";
   auto mutating = renderWebhooks(defaultWebhooks(true), o, "CA");
   REQUIRE(mutating.has_value());
@@ -115,8 +125,10 @@ TEST_CASE("render with WEBHOOK_CONFIGURATION_FAILURE_POLICY_PODS sets the pod we
   CHECK((*mutating)[1].at("failurePolicy") == "Ignore");
   auto validating = renderWebhooks(defaultWebhooks(false), o, "CA");
   REQUIRE(validating.has_value());
-  REQUIRE(validating->size() == 2);
+  REQUIRE(validating->size() == 3);
   CHECK((*validating)[0].at("failurePolicy") == "Ignore");  // vpod
-  // The ConfigMap webhook keeps its template's policy.
-  CHECK((*validating)[1].at("failurePolicy") == defaultWebhooks(false)[1].at("failurePolicy"));
+  // The ConfigMap and Reservation webhooks keep their templates' policy.
+  CHECK((*validating)[1].at("failurePolicy") == "Fail");
+  CHECK((*validating)[2].at("name") == "vreservation.koordinator.sh");
+  CHECK((*validating)[2].at("failurePolicy") == "Fail");
 }

@@ -1,5 +1,6 @@
 // Hostile objects through every handler: any value of any type in any place of a pod or
-// ConfigMap must give an answer (allowed, denied or 400), never a crash or an escaping exception.
+// ConfigMap or Reservation must give an answer (allowed, denied or 400), never a crash or an
+// escaping exception.
 #include <boost/json.hpp>
 
 #include <random>
@@ -10,6 +11,7 @@
 #include "webhook/configmap_validating.h"
 #include "webhook/pod_mutating.h"
 #include "webhook/pod_validating.h"
+#include "webhook/reservation_validating.h"
 #include "webhook_test_util.h"
 
 using namespace koord::manager::webhook;
@@ -103,6 +105,14 @@ void corrupt(json::value& v, std::mt19937& rng) {
   }
 }
 
+// `pristine` with one to three values corrupted, as text.
+std::string corrupted(const json::value& pristine, std::mt19937& rng) {
+  json::value v = pristine;
+  for (int n = std::uniform_int_distribution<int>(1, 3)(rng); n > 0; --n)
+    corrupt(v, rng);
+  return json::serialize(v);
+}
+
 std::shared_ptr<const koord::apis::ClusterColocationProfile> profile(std::string_view text) {
   auto p = koord::apis::decodeClusterColocationProfile(parse(text));
   REQUIRE(p.has_value());
@@ -136,10 +146,7 @@ TEST_CASE("corrupted pods always get an answer", "[webhook][hostile]") {
   const json::value pristine = parse(kPod);
   int answered = 0;
   for (int i = 0; i < 3000; ++i) {
-    json::value pod = pristine;
-    for (int n = std::uniform_int_distribution<int>(1, 3)(rng); n > 0; --n)
-      corrupt(pod, rng);
-    std::string text = json::serialize(pod);
+    std::string text = corrupted(pristine, rng);
     for (std::string_view op : {"CREATE", "UPDATE"}) {
       std::string body = review(op, text, "pods", op == "UPDATE" ? kPod : "");
       for (const Handler* h : {&mutating, &validating}) {
@@ -167,5 +174,33 @@ TEST_CASE("corrupted ConfigMaps always get an answer", "[webhook][hostile]") {
     INFO(json::serialize(cm));
     REQUIRE((r.http_status == 200 || r.http_status == 400));
     REQUIRE(r.outcome != "error");
+  }
+}
+
+TEST_CASE("corrupted Reservations always get an answer", "[webhook][hostile]") {
+  Handler h = reservationValidatingHandler();
+  std::mt19937 rng(11);
+  const std::string old = R"({"apiVersion": "scheduling.koordinator.sh/v1alpha1",
+    "kind": "Reservation", "metadata": {"name": "r"},
+    "spec": {"template": {"spec": {"containers": [{"name": "c",
+        "resources": {"requests": {"cpu": "1"}}}]}},
+      "owners": [{"object": {"name": "p", "namespace": "d"}},
+                 {"controller": {"apiVersion": "v1", "kind": "Job", "name": "j", "uid": "u"}},
+                 {"labelSelector": {"matchLabels": {"a": "b"},
+                   "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}}],
+      "ttl": "1h", "expires": "2030-01-01T00:00:00Z", "allocateOnce": true,
+      "allocatePolicy": "Aligned", "taints": [{"key": "t", "effect": "NoSchedule"}]},
+    "status": {"phase": "Available", "nodeName": "n", "allocatable": {"cpu": "1"},
+      "currentOwners": [{"name": "p"}], "conditions": [{"type": "Ready", "status": "True",
+        "lastTransitionTime": "2024-01-01T00:00:00Z"}]}})";
+  const json::value pristine = parse(old);
+  for (int i = 0; i < 2000; ++i) {
+    std::string text = corrupted(pristine, rng);
+    for (std::string_view op : {"CREATE", "UPDATE"}) {
+      WebhookResult out = serve(review(op, text, "reservations", op == "UPDATE" ? old : ""), h);
+      INFO(text);
+      REQUIRE((out.http_status == 200 || out.http_status == 400));
+      REQUIRE(out.outcome != "error");
+    }
   }
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "webhook/field_errors.h"
 #include "webhook_test_util.h"
 
 using namespace koord::manager::webhook;

@@ -1,9 +1,13 @@
 #include <boost/json.hpp>
 
+#include <optional>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "catch_expected.h"
 #include "framework/node_info.h"
+#include "log_lines.h"
 
 using namespace koord::roles::scheduler;
 namespace json = boost::json;
@@ -16,6 +20,22 @@ constexpr std::int64_t kGi = 1024 * 1024 * 1024;
 
 kube::Expected<Node> decode(std::string_view text) {
   return decodeNode(json::parse(text));
+}
+
+// A node with 16 CPUs, 64 GiB and batch resources, and `reservation` as its
+// node.koordinator.sh/reservation annotation when given.
+kube::Expected<Node> reservedNode(std::string_view name, std::optional<std::string> reservation) {
+  json::object meta{{"name", name}};
+  if (reservation)
+    meta["annotations"] = json::object{{"node.koordinator.sh/reservation", *reservation}};
+  const json::object resources{{"cpu", "16"},
+                               {"memory", "64Gi"},
+                               {"pods", "110"},
+                               {"kubernetes.io/batch-cpu", "8000"},
+                               {"kubernetes.io/batch-memory", "16Gi"}};
+  return decodeNode(
+      json::object{{"metadata", meta},
+                   {"status", json::object{{"allocatable", resources}, {"capacity", resources}}}});
 }
 
 }  // namespace
@@ -117,6 +137,80 @@ TEST_CASE("bad nodes are refused with the field's path") {
       auto node = decode(c.node);
       REQUIRE_FALSE(node);
       CHECK_THAT(node.error().message, Catch::StartsWith(c.error));
+    }
+  }
+}
+
+TEST_CASE("the node reservation trims allocatable as Koordinator does") {
+  struct Case {
+    const char* name;
+    std::optional<std::string> reservation;
+    std::int64_t milli_cpu;
+    std::int64_t memory;
+  };
+  const Case cases[] = {
+      {"no annotation", std::nullopt, 16000, 64 * kGi},
+      {"an empty annotation", "", 16000, 64 * kGi},
+      {"resources only", R"({"resources": {"cpu": "2", "memory": "4Gi"}})", 14000, 60 * kGi},
+      {"reservedCPUs replace resources' cpu",
+       R"({"resources": {"cpu": "1", "memory": "1Gi"}, "reservedCPUs": "0-3"})", 12000, 63 * kGi},
+      {"the Default policy trims", R"({"reservedCPUs": "0,2", "applyPolicy": "Default"})", 14000,
+       64 * kGi},
+      {"ReservedCPUsOnly leaves allocatable to the kubelet",
+       R"({"resources": {"memory": "4Gi"}, "reservedCPUs": "0-3",
+           "applyPolicy": "ReservedCPUsOnly"})",
+       16000, 64 * kGi},
+      {"batch resources keep their values",
+       R"({"resources": {"cpu": "1", "kubernetes.io/batch-cpu": "1000",
+                         "kubernetes.io/batch-memory": "1Gi"}})",
+       15000, 64 * kGi},
+      {"never below zero", R"({"resources": {"cpu": "64", "memory": "1Ti"}})", 0, 0},
+      {"a resource the node does not report is not added",
+       R"({"resources": {"nvidia.com/gpu": "1", "memory": "1Gi"}})", 16000, 63 * kGi},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      auto node = reservedNode("trim-node", c.reservation);
+      REQUIRE(node);
+      CHECK(node->allocatable.milli_cpu == c.milli_cpu);
+      CHECK(node->allocatable.memory == c.memory);
+      CHECK(node->allocatable.allowed_pod_number == 110);
+      CHECK(node->allocatable.scalarValue("kubernetes.io/batch-cpu") == 8000);
+      CHECK(node->allocatable.scalarValue("kubernetes.io/batch-memory") == 16 * kGi);
+      CHECK(node->allocatable.scalarValue("nvidia.com/gpu") == 0);
+      // Capacity is what the node has; only allocatable loses the reservation.
+      CHECK(node->capacity.milli_cpu == 16000);
+      CHECK(node->capacity.memory == 64 * kGi);
+    }
+  }
+}
+
+TEST_CASE("a malformed node reservation is ignored and logged once") {
+  struct Case {
+    const char* name;
+    const char* reservation;
+  };
+  const Case cases[] = {
+      {"not JSON", R"({"resources":)"},
+      {"bad cpu list", R"({"reservedCPUs": "3-1"})"},
+      {"bad policy", R"({"resources": {"cpu": "2"}, "applyPolicy": "Never"})"},
+      {"negative amount", R"({"resources": {"cpu": "-2"}})"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      koord::testing::LogLines log;
+      const std::string name = std::string("malformed-") + c.name;
+      for (int i = 0; i < 3; ++i) {
+        auto node = reservedNode(name, c.reservation);
+        REQUIRE(node);
+        CHECK(node->allocatable.milli_cpu == 16000);
+        CHECK(node->allocatable.memory == 64 * kGi);
+      }
+      CHECK(log.count("node " + name + ": ignoring a malformed node reservation") == 1);
+      CHECK(log.problems() == 1);
+      // A new value is a new warning.
+      REQUIRE(reservedNode(name, R"({"reservedCPUs": "x"})"));
+      CHECK(log.problems() == 2);
     }
   }
 }

@@ -1,0 +1,13 @@
+// DefaultPreBind's entry in the plugin registry: Koordinator's name, no args.
+// The in-tree registry table (plugins/in_tree_registry.cpp) calls it.
+#pragma once
+
+namespace koord::roles::scheduler {
+class PluginRegistry;
+}
+
+namespace koord::roles::scheduler::defaultprebind {
+
+void registerDefaultPreBind(PluginRegistry& registry);
+
+}  // namespace koord::roles::scheduler::defaultprebind

@@ -1,0 +1,291 @@
+#include "plugins/reservation/reservation_plugin.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "framework/pod_changes.h"
+#include "framework/snapshot.h"
+#include "koord/core/log.h"
+
+namespace koord::roles::scheduler::reservation {
+
+namespace {
+
+const StateKey kStateKey("Reservation/matched");
+
+using Matched = std::vector<std::shared_ptr<const ReservationInfo>>;
+
+// What BeforePreFilter found for the pod, read by every later point of the cycle.
+struct MatchedState final : StateData {
+  std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<MatchedState>(*this);
+  }
+  /// reservation-affinity: the pod may only go into a reservation.
+  bool required = false;
+  std::unordered_map<std::string, Matched> by_node;
+};
+
+constexpr std::string_view kNoMatch = "node(s) had no reservation matching the pod";
+constexpr std::string_view kNoRoom = "node(s) had no reservation with room for the pod";
+
+// allocatable - requested per resource, the room the NodeInfo says is free.
+bool fitsFree(const Resource& request, const NodeInfo& node, const Resource& withheld) {
+  const Resource& alloc = node.node->allocatable;
+  auto ok = [](std::int64_t want, std::int64_t total, std::int64_t used, std::int64_t held) {
+    return want <= 0 || want <= total - used - held;
+  };
+  if (!ok(request.milli_cpu, alloc.milli_cpu, node.requested.milli_cpu, withheld.milli_cpu) ||
+      !ok(request.memory, alloc.memory, node.requested.memory, withheld.memory) ||
+      !ok(request.ephemeral_storage, alloc.ephemeral_storage, node.requested.ephemeral_storage,
+          withheld.ephemeral_storage))
+    return false;
+  for (const auto& [name, want] : request.scalar) {
+    if (!ok(want, alloc.scalarValue(name), node.requested.scalarValue(name),
+            withheld.scalarValue(name)))
+      return false;
+  }
+  return true;
+}
+
+Resource remainingOf(const Matched& matched, const ReservationInfo* except) {
+  Resource out;
+  for (const auto& m : matched) {
+    if (m.get() != except)
+      out.add(m->remaining());
+  }
+  return out;
+}
+
+// The pod's request with the resources r reserves taken out (Restricted: those come only from r).
+Resource outsideOf(const Resource& request, const ReservationInfo& r) {
+  Resource out = request;
+  if (r.allocatable.milli_cpu > 0)
+    out.milli_cpu = 0;
+  if (r.allocatable.memory > 0)
+    out.memory = 0;
+  if (r.allocatable.ephemeral_storage > 0)
+    out.ephemeral_storage = 0;
+  for (const auto& [name, value] : r.allocatable.scalar) {
+    if (value > 0)
+      out.setScalar(name, 0);
+  }
+  return out;
+}
+
+bool withinReservation(const Resource& request, const ReservationInfo& r) {
+  const Resource room = r.remaining();
+  auto ok = [](std::int64_t want, std::int64_t reserved, std::int64_t left) {
+    return reserved <= 0 || want <= left;
+  };
+  if (!ok(request.milli_cpu, r.allocatable.milli_cpu, room.milli_cpu) ||
+      !ok(request.memory, r.allocatable.memory, room.memory) ||
+      !ok(request.ephemeral_storage, r.allocatable.ephemeral_storage, room.ephemeral_storage))
+    return false;
+  for (const auto& [name, reserved] : r.allocatable.scalar) {
+    if (!ok(request.scalarValue(name), reserved, room.scalarValue(name)))
+      return false;
+  }
+  return true;
+}
+
+std::int64_t orderOf(const ReservationInfo& r) {
+  const auto& labels = r.object->labels;
+  auto it = labels.find(apis::kLabelReservationOrder);
+  std::int64_t order = std::numeric_limits<std::int64_t>::max();
+  if (it != labels.end()) {
+    const std::string& v = it->second;
+    std::int64_t parsed = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+    if (ec == std::errc() && end == v.data() + v.size())
+      order = parsed;
+  }
+  return order;
+}
+
+// Whether the pod may use the reservation, as Koordinator decides it: without reservation
+// affinity any open reservation (its taints are not looked at: they bind only pods that ask for
+// reservations); with it, what the affinity accepts (a name decides alone), and an unschedulable
+// or terminating reservation only for a pod tolerating node.kubernetes.io/unschedulable.
+bool accepts(const PodInfo& pod, const apis::Reservation& r, const kube::Labels& node_labels) {
+  const bool open = !r.unschedulable && !r.terminating;
+  const auto& affinity = pod.reservation_affinity;
+  if (!affinity)
+    return open;
+  if (!affinity->matches(r, node_labels))
+    return false;
+  return !affinity->name.empty() || open || affinity->toleratesUnschedulable();
+}
+
+const Matched* matchedOn(const MatchedState* s, const NodeInfo& node) {
+  // Most nodes hold no reservation: no lookup by name for them.
+  if (s == nullptr || node.reservations.empty())
+    return nullptr;
+  auto it = s->by_node.find(node.name());
+  return it == s->by_node.end() ? nullptr : &it->second;
+}
+
+const ReservationInfo* bestFit(const PodInfo& pod, const NodeInfo& node, const Matched& matched) {
+  const ReservationInfo* best = nullptr;
+  for (const auto& m : matched) {
+    if (!fitsReservation(pod, node, matched, *m))
+      continue;
+    if (best == nullptr) {
+      best = m.get();
+      continue;
+    }
+    const auto a = orderOf(*m);
+    const auto b = orderOf(*best);
+    if (a != b) {
+      if (a < b)
+        best = m.get();
+      continue;
+    }
+    // The tightest fit leaves the larger reservations for larger pods.
+    const Resource ra = m->remaining();
+    const Resource rb = best->remaining();
+    if (std::tie(ra.milli_cpu, ra.memory, m->name) < std::tie(rb.milli_cpu, rb.memory, best->name))
+      best = m.get();
+  }
+  return best;
+}
+
+}  // namespace
+
+bool fitsReservation(const PodInfo& pod, const NodeInfo& node, const Matched& matched,
+                     const ReservationInfo& r) {
+  if (r.object->allocate_policy == apis::ReservationAllocatePolicy::kRestricted) {
+    return withinReservation(pod.requests, r) &&
+           fitsFree(outsideOf(pod.requests, r), node, remainingOf(matched, nullptr));
+  }
+  return fitsFree(pod.requests, node, remainingOf(matched, &r));
+}
+
+ReservationPlugin::ReservationPlugin(std::shared_ptr<const ReservationArgs> args,
+                                     const FrameworkHandle& handle)
+    : args_(std::move(args)), handle_(handle) {
+  if (args_->enable_preemption)
+    KOORD_LOG_WARNING(
+        "scheduler: Reservation args enablePreemption=true is accepted but has no effect: "
+        "preempting pods for a reservation is not built");
+  if (args_->controller_workers > 1)
+    KOORD_LOG_WARNING(
+        "scheduler: Reservation args controllerWorkers={} has no effect: one worker runs the "
+        "reservation controller",
+        args_->controller_workers);
+}
+
+Status ReservationPlugin::beforePreFilter(
+    CycleState& state, const PodInfo& pod, const Snapshot& snapshot,
+    std::vector<std::shared_ptr<const NodeInfo>>& replacements) {
+  if (pod.reserve_pod || pod.reservation_ignored)
+    return Status::success();
+  if (!pod.reservation_affinity_error.empty())
+    return Status::unresolvable(fmt::format("{}: {}", apis::kAnnotationReservationAffinity,
+                                            pod.reservation_affinity_error));
+  const bool required = pod.reservation_affinity.has_value();
+  auto candidates = index_.match(pod);
+  if (candidates.empty() && !required)
+    return Status::success();
+  auto matched = std::make_unique<MatchedState>();
+  matched->required = required;
+  for (const auto& r : candidates) {
+    const NodeInfo* node = snapshot.get(r->node_name);
+    if (node == nullptr || !accepts(pod, *r, node->node->labels))
+      continue;
+    for (const auto& info : node->reservations) {
+      if (info->uid != r->uid)
+        continue;
+      // An allocate-once reservation with an owner is spent, whatever its phase says yet.
+      if (info->object->allocate_once && !info->owner_uids.empty())
+        break;
+      matched->by_node[r->node_name].push_back(info);
+      break;
+    }
+  }
+  for (const auto& [name, list] : matched->by_node) {
+    state.preferred_nodes.push_back(name);
+    const NodeInfo* node = snapshot.get(name);
+    auto restored = std::make_shared<NodeInfo>(*node);
+    const Resource room = remainingOf(list, nullptr);
+    restored->requested.subtract(room);
+    restored->non_zero_requested.milli_cpu -= room.milli_cpu;
+    restored->non_zero_requested.memory -= room.memory;
+    replacements.push_back(std::move(restored));
+  }
+  if (required && matched->by_node.empty())
+    return Status::unresolvable("no reservation matches the pod's owners and reservation affinity");
+  state.write(kStateKey, std::move(matched));
+  return Status::success();
+}
+
+Status ReservationPlugin::preFilter(CycleState& state, const PodInfo& /*pod*/) {
+  // Pods without a matched reservation (most of them) leave Filter and Score out entirely.
+  return state.read<MatchedState>(kStateKey) == nullptr ? Status::skip() : Status::success();
+}
+
+Status ReservationPlugin::filter(const CycleState& state, const PodInfo& pod,
+                                 const NodeInfo& node) const {
+  const auto* s = state.read<MatchedState>(kStateKey);
+  const Matched* matched = matchedOn(s, node);
+  if (matched == nullptr)
+    return s != nullptr && s->required ? Status::unresolvable(std::string(kNoMatch))
+                                       : Status::success();
+  for (const auto& r : *matched) {
+    if (fitsReservation(pod, node, *matched, *r))
+      return Status::success();
+  }
+  // No reservation takes it; without reservation affinity it may still use the node's own room.
+  if (!s->required && fitsFree(pod.requests, node, remainingOf(*matched, nullptr)))
+    return Status::success();
+  return Status::unschedulable(std::string(kNoRoom));
+}
+
+Status ReservationPlugin::preScore(CycleState& state, const PodInfo& /*pod*/,
+                                   const std::vector<const NodeInfo*>& /*nodes*/) {
+  const auto* s = state.read<MatchedState>(kStateKey);
+  return s == nullptr || s->by_node.empty() ? Status::skip() : Status::success();
+}
+
+Status ReservationPlugin::score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                                std::int64_t& score) const {
+  const Matched* matched = matchedOn(state.read<MatchedState>(kStateKey), node);
+  score = matched != nullptr && bestFit(pod, node, *matched) != nullptr ? kMaxNodeScore : 0;
+  return Status::success();
+}
+
+Status ReservationPlugin::reserve(CycleState& state, const PodInfo& pod, const std::string& node) {
+  const auto* s = state.read<MatchedState>(kStateKey);
+  if (pod.reserve_pod || s == nullptr)
+    return Status::success();
+  const NodeInfo* info = handle_.snapshot().get(node);
+  const Matched* matched = info == nullptr ? nullptr : matchedOn(s, *info);
+  const ReservationInfo* chosen = matched == nullptr ? nullptr : bestFit(pod, *info, *matched);
+  if (chosen == nullptr) {
+    if (s->required)
+      return Status::unschedulable(std::string(kNoRoom));
+    return Status::success();
+  }
+  podChanges(state).setAnnotation(apis::kAnnotationReservationAllocated,
+                                  apis::reservationAllocatedValue(chosen->name, chosen->uid));
+  return Status::success();
+}
+
+void ReservationPlugin::unreserve(CycleState& state, const PodInfo& /*pod*/,
+                                  const std::string& /*node*/) {
+  if (findPodChanges(state) != nullptr)
+    podChanges(state).removeAnnotation(apis::kAnnotationReservationAllocated);
+}
+
+void ReservationPlugin::onReservationAvailable(std::shared_ptr<const apis::Reservation> r) {
+  index_.add(std::move(r));
+}
+
+void ReservationPlugin::onReservationGone(const std::string& uid) {
+  index_.remove(uid);
+}
+
+}  // namespace koord::roles::scheduler::reservation

@@ -1,0 +1,54 @@
+// `koord scheduler --config` as a child process of a cluster test: its ops port, a SIGKILL for
+// crash cases, and, when a REQUIRE fails while it runs, the tail of its stderr on the test's.
+#pragma once
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster_api.h"
+#include "subprocess.h"
+
+namespace koord::testing {
+
+struct SchedulerProcess {
+  int port = freeLoopbackPort();
+  std::unique_ptr<Subprocess> process;
+
+  explicit SchedulerProcess(const std::string& config_path) {
+    process = std::make_unique<Subprocess>(
+        std::vector<std::string>{koordBinary(), "scheduler", "--config=" + config_path,
+                                 "--address=127.0.0.1", "--port=" + std::to_string(port), "-v=4"});
+  }
+  SchedulerProcess(const SchedulerProcess&) = delete;
+  SchedulerProcess& operator=(const SchedulerProcess&) = delete;
+
+  /// SIGKILL: no lease released, no write finished, as a crashed or evicted scheduler leaves it.
+  void kill() {
+    process->signal(SIGKILL);
+    (void)process->wait(std::chrono::seconds(10));
+  }
+
+  // A failed REQUIRE unwinds through here: what the scheduler logged is what explains it (an
+  // INFO would hold only what it had written when the test began).
+  ~SchedulerProcess() {
+    if (std::uncaught_exceptions() == 0)
+      return;
+    const bool alive = process->running();
+    std::string err = process->stderrSoFar();
+    constexpr std::size_t kTail = 48 * 1024;
+    if (err.size() > kTail)
+      err = "...\n" + err.substr(err.size() - kTail);
+    std::cerr << "scheduler on port " << port << (alive ? " still running" : " exited")
+              << "; its stderr:\n"
+              << err << "\n";
+  }
+};
+
+}  // namespace koord::testing

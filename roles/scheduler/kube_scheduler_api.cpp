@@ -74,11 +74,20 @@ json::value podScheduledFalsePatch(std::string_view reason, const std::string& m
 }
 
 json::value bindingBody(const PodInfo& pod, const std::string& node) {
+  json::object meta{{"name", pod.name}, {"namespace", pod.namespace_}, {"uid", pod.uid}};
+  // The apiserver copies a Binding's annotations onto the pod in the same write as
+  // spec.nodeName: the scheduler's own annotations (reservation-allocated, ...) land with it.
+  json::object annotations;
+  for (std::string_view key : apis::kSchedulerOwnedPodAnnotations) {
+    if (auto it = pod.annotations.find(key); it != pod.annotations.end())
+      annotations[key] = it->second;
+  }
+  if (!annotations.empty())
+    meta["annotations"] = std::move(annotations);
   return json::object{
       {"apiVersion", "v1"},
       {"kind", "Binding"},
-      {"metadata",
-       json::object{{"name", pod.name}, {"namespace", pod.namespace_}, {"uid", pod.uid}}},
+      {"metadata", std::move(meta)},
       {"target", json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
 }
 

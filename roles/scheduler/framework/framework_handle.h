@@ -64,8 +64,10 @@ class ClusterView {
   }
   /// False when no pod is nominated anywhere: the filter pass then skips the per-node lookup.
   virtual bool anyNominatedPods() const { return false; }
-  /// POST pods/{name}/binding; `done` runs on the reactor thread, with the API's error (a 409
-  /// means the pod is bound already or gone).
+  /// POST pods/{name}/binding, the pod's scheduler-owned annotations (reservation-allocated,
+  /// resource-status, device-allocated) on the Binding, which the apiserver copies onto the pod;
+  /// `done` runs on the reactor thread, with the API's error (a 409 means the pod is bound
+  /// already or gone).
   virtual void bindPod(std::shared_ptr<const PodInfo> pod, const std::string& node,
                        ApiCallback done) const;
   /// Deletes a preemption victim (with its UID as precondition). Blocks the calling thread: only

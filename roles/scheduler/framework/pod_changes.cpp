@@ -2,6 +2,11 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <iterator>
+
+#include "koord/apis/extension.h"
+
 namespace koord::roles::scheduler {
 
 namespace {
@@ -57,6 +62,19 @@ void applyPodChanges(const ClusterView& cluster, const std::shared_ptr<CycleStat
     return;
   }
   changes->applied = true;
+  // The scheduler's own annotations ride on the Binding (ClusterView::bindPod carries those of
+  // the assumed pod, which has the changes applied): one write fewer per pod, and none where
+  // the pod could be seen annotated but unbound.
+  bool owned_only = true;
+  for (const auto& [key, value] : changes->annotations()) {
+    owned_only = owned_only && std::find(std::begin(apis::kSchedulerOwnedPodAnnotations),
+                                         std::end(apis::kSchedulerOwnedPodAnnotations),
+                                         key) != std::end(apis::kSchedulerOwnedPodAnnotations);
+  }
+  if (owned_only) {
+    done(Status::success());
+    return;
+  }
   cluster.patchPod(pod, changes->mergePatch(*pod),
                    [done = std::move(done)](kube::Expected<void> r) {
                      done(r ? Status::success() : Status::error(r.error().message));

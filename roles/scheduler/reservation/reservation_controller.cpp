@@ -69,6 +69,7 @@ void ReservationController::start() {
     return;
   thread_ = std::thread([this] {
     auto next_gc = std::chrono::steady_clock::now();
+    auto next_resync = next_gc;
     while (true) {
       {
         std::unique_lock lock(mu_);
@@ -79,15 +80,17 @@ void ReservationController::start() {
       const bool gc = !options_.gc_disabled && now >= next_gc;
       if (gc)
         next_gc = now + options_.gc_interval;
-      syncOnce(SystemClock::now(), gc);
+      const bool full = now >= next_resync;
+      if (full)
+        next_resync = now + options_.resync_interval;
+      syncOnce(SystemClock::now(), gc, full);
       std::unique_lock lock(mu_);
       // Owner pods bound in a burst are written in one status patch per reservation, not one
       // each: a poke waits out this spacing.
       if (wake_.wait_for(lock, kMinPassSpacing, [this] { return stopping_; }))
         return;
       const auto wait = std::min<std::chrono::steady_clock::duration>(
-          options_.resync_interval,
-          options_.gc_disabled ? options_.resync_interval : next_gc - now);
+          next_resync - now, options_.gc_disabled ? next_resync - now : next_gc - now);
       wake_.wait_for(
           lock, std::max<std::chrono::steady_clock::duration>(wait, std::chrono::milliseconds(100)),
           [this] { return stopping_ || poked_; });
@@ -115,7 +118,8 @@ void ReservationController::poke() {
 }
 
 ControllerAction ReservationController::decide(const ReservationState& state,
-                                               SystemClock::time_point now, bool gc) const {
+                                               SystemClock::time_point now, bool gc,
+                                               bool full) const {
   const apis::Reservation& r = *state.object;
   if (r.terminating)
     return ControllerAction::kNone;
@@ -149,8 +153,9 @@ ControllerAction ReservationController::decide(const ReservationState& state,
     }
     return kept;
   }();
-  return same_allocated && sameOwners(r.current_owners, owners) ? ControllerAction::kNone
-                                                                : ControllerAction::kSyncOwners;
+  return !full || (same_allocated && sameOwners(r.current_owners, owners))
+             ? ControllerAction::kNone
+             : ControllerAction::kSyncOwners;
 }
 
 void ReservationController::write(const apis::Reservation& r, boost::json::value patch,
@@ -246,11 +251,11 @@ void ReservationController::recordPhases(
 }
 
 std::unordered_map<std::string, ControllerAction> ReservationController::syncOnce(
-    SystemClock::time_point now, bool gc) {
+    SystemClock::time_point now, bool gc, bool full) {
   std::unordered_map<std::string, ControllerAction> out;
   const auto all = api_.reservations();
   for (const auto& state : all) {
-    const ControllerAction action = decide(*state, now, gc);
+    const ControllerAction action = decide(*state, now, gc, full);
     if (action == ControllerAction::kNone)
       continue;
     out.emplace(state->object->name, action);

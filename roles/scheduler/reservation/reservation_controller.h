@@ -42,14 +42,18 @@ class ReservationController {
   /// Asks for a pass soon (an owner pod was bound: an allocate-once reservation is spent).
   void poke();
 
-  /// One pass over every reservation at `now`, deleting finished ones only with `gc`. Returns
-  /// the action taken per reservation name (kNone omitted); writes go out asynchronously.
+  /// One pass over every reservation at `now`, deleting finished ones only with `gc`, and
+  /// writing the owners of multi-use reservations only when `full` (every resync interval: the
+  /// passes an owner pod's binding wakes complete allocate-once reservations, expire and fail,
+  /// but leave status.allocated to the resync, since the scheduler counts from the pods and a
+  /// status write per bound owner would double the apiserver's load). Returns the action taken
+  /// per reservation name (kNone omitted); writes go out asynchronously.
   std::unordered_map<std::string, ControllerAction> syncOnce(
-      std::chrono::system_clock::time_point now, bool gc);
+      std::chrono::system_clock::time_point now, bool gc, bool full = true);
 
  private:
   ControllerAction decide(const ReservationState& r, std::chrono::system_clock::time_point now,
-                          bool gc) const;
+                          bool gc, bool full) const;
   void act(const ReservationState& r, ControllerAction action,
            std::chrono::system_clock::time_point now);
   void write(const apis::Reservation& r, boost::json::value patch, std::string what);

@@ -1,6 +1,6 @@
 // The scheduling loop with reservations, step by step: a pending Reservation is placed and bound
-// by a status write, an owner pod is placed into it with one patch before its binding, a pod that
-// owns nothing never gets the reserved room, and an unplaceable Reservation says why once.
+// by a status write, an owner pod is placed into it (the annotation carried by its Binding), a pod
+// that owns nothing never gets the reserved room, and an unplaceable Reservation says why.
 #include <boost/json.hpp>
 
 #include <catch2/catch.hpp>
@@ -25,15 +25,16 @@ class RecordingApi final : public SchedulerApi {
   void bindPod(std::shared_ptr<const PodInfo> pod, const std::string& node,
                ApiCallback done) const override {
     calls.push_back("bind " + pod->key() + " " + node);
-    done({});
+    bound.push_back(pod);
+    if (refuse_binding)
+      done(kube::makeKubeError("Operation cannot be fulfilled on pods/binding: conflict"));
+    else
+      done({});
   }
   void patchPod(std::shared_ptr<const PodInfo> pod, json::value patch,
                 ApiCallback done) const override {
     calls.push_back("patch " + pod->key() + " " + json::serialize(patch));
-    if (refuse_pod_patch)
-      done(kube::makeKubeError("the pod is being deleted"));
-    else
-      done({});
+    done({});
   }
   std::shared_ptr<const PodInfo> currentPod(const std::string& key) const override {
     auto it = pods.find(key);
@@ -71,7 +72,8 @@ class RecordingApi final : public SchedulerApi {
 
   std::map<std::string, std::shared_ptr<const PodInfo>> pods;
   std::map<std::string, std::shared_ptr<const ReservationState>> reservations;
-  bool refuse_pod_patch = false;
+  bool refuse_binding = false;
+  mutable std::vector<std::shared_ptr<const PodInfo>> bound;
   mutable std::vector<std::string> calls;
 };
 
@@ -209,24 +211,25 @@ TEST_CASE("scheduler loop: an owner pod takes its reservation's room, others nev
     REQUIRE(f.api.count("failed default/stranger") == 1);
     CHECK_THAT(f.api.calls.back(), Catch::Contains("Insufficient cpu"));
   }
-  SECTION("an owner is placed into it with one patch before its binding") {
+  SECTION("an owner is placed into it, the annotation riding on its binding") {
     f.addPending(pod("web-1", 2000, "web"));
     REQUIRE(f.scheduler.scheduleOne());
-    REQUIRE(f.api.calls.size() >= 3);
-    CHECK(
-        f.api.calls[0] ==
-        R"(patch default/web-1 {"metadata":{"uid":"uid-web-1","annotations":{"scheduling.koordinator.sh/reservation-allocated":"{\"name\":\"r1\",\"uid\":\"uid-r1\"}"}}})");
-    CHECK(f.api.calls[1] == "bind default/web-1 a");
+    CHECK(f.api.count("patch") == 0);
+    REQUIRE(f.api.calls.size() >= 2);
+    CHECK(f.api.calls[0] == "bind default/web-1 a");
+    REQUIRE(f.api.bound.size() == 1);
+    CHECK(f.api.bound[0]->annotations.at("scheduling.koordinator.sh/reservation-allocated") ==
+          R"({"name":"r1","uid":"uid-r1"})");
     // Counted inside the reservation: the node is full, not over-full.
     auto a = f.scheduler.cache().nodeInfo("a");
     CHECK(a->requested.milli_cpu == 4000);
     CHECK(a->reservation("uid-r1")->allocated.milli_cpu == 2000);
   }
-  SECTION("a refused patch fails the binding and gives the room back") {
-    f.api.refuse_pod_patch = true;
+  SECTION("a refused binding gives the room back") {
+    f.api.refuse_binding = true;
     f.addPending(pod("web-1", 2000, "web"));
     REQUIRE(f.scheduler.scheduleOne());
-    CHECK(f.api.count("bind") == 0);
+    CHECK(f.api.count("bind") == 1);
     CHECK(f.api.count("failed default/web-1") == 1);
     CHECK_FALSE(f.scheduler.cache().isAssumedPod("uid-web-1"));
     auto a = f.scheduler.cache().nodeInfo("a");

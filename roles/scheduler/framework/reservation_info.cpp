@@ -99,6 +99,18 @@ Resource ReservationInfo::remaining() const {
   return out;
 }
 
+Resource ReservationInfo::allocatedKept() const {
+  Resource kept;
+  kept.milli_cpu = allocatable.milli_cpu > 0 ? allocated.milli_cpu : 0;
+  kept.memory = allocatable.memory > 0 ? allocated.memory : 0;
+  kept.ephemeral_storage = allocatable.ephemeral_storage > 0 ? allocated.ephemeral_storage : 0;
+  for (const auto& [name, value] : allocatable.scalar) {
+    if (value > 0)
+      kept.setScalar(name, allocated.scalarValue(name));
+  }
+  return kept;
+}
+
 std::shared_ptr<ReservationInfo> reservationInfoOf(const ReservationState& state) {
   if (!state.object || !state.object->available())
     return nullptr;

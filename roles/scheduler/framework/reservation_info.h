@@ -46,6 +46,9 @@ struct ReservationInfo {
   /// allocatable - allocated per resource the reservation keeps, never below zero: the part
   /// of the node no other pod may use.
   Resource remaining() const;
+  /// allocated limited to the resources the reservation keeps: what status.allocated lists, as
+  /// Koordinator masks it.
+  Resource allocatedKept() const;
 };
 
 /// The ReservationInfo for an Available reservation (nothing allocated yet); null for one that

@@ -140,19 +140,7 @@ ControllerAction ReservationController::decide(const ReservationState& state,
   const auto owners = ownersOf(*node, *info);
   if (r.allocate_once && !owners.empty())
     return ControllerAction::kSucceed;
-  const bool same_allocated = Resource::fromList(r.allocated) == [&] {
-    // status.allocated lists only what the reservation keeps, as Koordinator masks it.
-    Resource masked = info->allocated;
-    Resource kept;
-    kept.milli_cpu = info->allocatable.milli_cpu > 0 ? masked.milli_cpu : 0;
-    kept.memory = info->allocatable.memory > 0 ? masked.memory : 0;
-    kept.ephemeral_storage = info->allocatable.ephemeral_storage > 0 ? masked.ephemeral_storage : 0;
-    for (const auto& [name, value] : info->allocatable.scalar) {
-      if (value > 0)
-        kept.setScalar(name, masked.scalarValue(name));
-    }
-    return kept;
-  }();
+  const bool same_allocated = Resource::fromList(r.allocated) == info->allocatedKept();
   return !full || (same_allocated && sameOwners(r.current_owners, owners))
              ? ControllerAction::kNone
              : ControllerAction::kSyncOwners;
@@ -198,7 +186,7 @@ void ReservationController::act(const ReservationState& state, ControllerAction 
       const ReservationInfo* info = node ? node->reservation(r.uid) : nullptr;
       if (info == nullptr)
         break;
-      boost::json::value patch = ownersPatch(info->allocated, ownersOf(*node, *info));
+      boost::json::value patch = ownersPatch(info->allocatedKept(), ownersOf(*node, *info));
       if (action == ControllerAction::kSucceed) {
         boost::json::value done = finishedPatch(r, apis::ReservationPhase::kSucceeded,
                                                 apis::kReasonReservationSucceeded, "", now);

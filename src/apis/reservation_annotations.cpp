@@ -35,7 +35,8 @@ kube::Error underKey(std::string_view key, const kube::Error& e) {
 // The annotation `key` as JSON: nullopt when absent, null for "" (Koordinator reads an empty
 // value as no value); an error naming the key when too long or not JSON.
 Expected<std::optional<json::value>> annotationJson(const kube::Labels& annotations,
-                                                    std::string_view key, std::size_t limit) {
+                                                    std::string_view key, std::size_t limit,
+                                                    json::storage_ptr sp = {}) {
   auto it = annotations.find(key);
   if (it == annotations.end())
     return std::optional<json::value>();
@@ -44,7 +45,7 @@ Expected<std::optional<json::value>> annotationJson(const kube::Labels& annotati
   if (auto size = checkValueSize(key, it->second, limit); !size)
     return size.error();
   boost::system::error_code ec;
-  json::value v = json::parse(it->second, ec);
+  json::value v = json::parse(it->second, ec, std::move(sp));
   if (ec)
     return makeKubeError(fmt::format("{}: not JSON: {}", key, ec.message()));
   return std::optional<json::value>(std::move(v));
@@ -207,9 +208,12 @@ Expected<NodeReservation> nodeReservationOf(const json::object& o) {
 
 kube::Expected<std::optional<ReservationAllocated>> reservationAllocated(
     const kube::Labels& annotations) {
-  // A name (at most 253 bytes) and a UID: far below the small-value bound.
-  auto v =
-      annotationJson(annotations, kAnnotationReservationAllocated, kMaxSmallAnnotationValueBytes);
+  // A name (at most 253 bytes) and a UID: far below the small-value bound. Read for every pod
+  // the scheduler assumes into a reservation, so the parse works in a buffer on the stack.
+  unsigned char buffer[2048];
+  json::monotonic_resource memory(buffer, sizeof buffer);
+  auto v = annotationJson(annotations, kAnnotationReservationAllocated,
+                          kMaxSmallAnnotationValueBytes, &memory);
   if (!v)
     return v.error();
   if (!*v)
@@ -219,7 +223,9 @@ kube::Expected<std::optional<ReservationAllocated>> reservationAllocated(
 
 std::string reservationAllocatedValue(std::string_view name, std::string_view uid) {
   // Koordinator's struct tags are omitempty: an empty member is left out.
-  json::object o;
+  unsigned char buffer[1024];
+  json::monotonic_resource memory(buffer, sizeof buffer);
+  json::object o(&memory);
   if (!name.empty())
     o["name"] = name;
   if (!uid.empty())

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 
-#include "strict_fields.h"
+#include "koord/kube/strict_fields.h"
 
 namespace koord::roles::scheduler::config {
+
+// The strict field reads moved to koord_kube when the descheduler needed them too.
+using namespace kube::strict;
 namespace {
 
 bool contains(const std::vector<std::string>& names, std::string_view name) {

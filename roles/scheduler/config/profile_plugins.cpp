@@ -10,9 +10,12 @@
 
 #include "default_plugins.h"
 #include "koord/kube/json_fields.h"
-#include "strict_fields.h"
+#include "koord/kube/strict_fields.h"
 
 namespace koord::roles::scheduler::config {
+
+// The strict field reads moved to koord_kube when the descheduler needed them too.
+using namespace kube::strict;
 namespace {
 
 namespace json = boost::json;

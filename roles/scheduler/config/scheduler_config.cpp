@@ -14,10 +14,14 @@
 #include "default_plugins.h"
 #include "koord/kube/json_fields.h"
 #include "profile_plugins.h"
-#include "strict_fields.h"
-#include "yaml_json.h"
+#include "koord/kube/strict_fields.h"
+#include "koord/kube/yaml_json.h"
 
 namespace koord::roles::scheduler::config {
+
+// The strict field reads moved to koord_kube when the descheduler needed them too.
+using namespace kube::strict;
+using kube::yamlToJson;
 namespace {
 
 namespace json = boost::json;

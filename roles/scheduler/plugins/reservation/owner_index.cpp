@@ -1,35 +1,11 @@
 #include "plugins/reservation/owner_index.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace koord::roles::scheduler::reservation {
 
 namespace {
-
-// The one key an owner is found under: the most selective part it names. An owner naming
-// nothing indexable (only matchExpressions, or nothing at all) goes under kAny and is matched
-// against every pod.
-constexpr std::string_view kAny = "*";
-
-std::string ownerKey(const apis::ReservationOwner& o) {
-  if (o.object) {
-    if (!o.object->uid.empty())
-      return "u:" + o.object->uid;
-    if (!o.object->name.empty())
-      return "n:" + o.object->namespace_ + "/" + o.object->name;
-  }
-  if (o.controller) {
-    if (!o.controller->uid.empty())
-      return "cu:" + o.controller->uid;
-    if (!o.controller->name.empty())
-      return "cn:" + o.controller->name;
-  }
-  if (o.label_selector && !o.label_selector->match_labels.empty()) {
-    const auto& [k, v] = *o.label_selector->match_labels.begin();
-    return "l:" + k + "=" + v;
-  }
-  return std::string(kAny);
-}
 
 apis::OwnerMatchPod matchView(const PodInfo& pod) {
   return {pod.namespace_,
@@ -44,20 +20,54 @@ apis::OwnerMatchPod matchView(const PodInfo& pod) {
 
 }  // namespace
 
+std::size_t OwnerIndex::KeyHash::operator()(const KeyView& k) const {
+  const std::hash<std::string_view> h;
+  std::size_t seed = static_cast<std::size_t>(k.kind);
+  seed ^= h(k.a) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  seed ^= h(k.b) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  return seed;
+}
+
+// An owner naming nothing indexable (only matchExpressions, or nothing at all) goes under kAny
+// and is matched against every pod.
+OwnerIndex::Key OwnerIndex::ownerKey(const apis::ReservationOwner& o) {
+  if (o.object) {
+    if (!o.object->uid.empty())
+      return {KeyKind::kPodUid, o.object->uid, {}};
+    if (!o.object->name.empty())
+      return {KeyKind::kPodName, o.object->namespace_, o.object->name};
+  }
+  if (o.controller) {
+    if (!o.controller->uid.empty())
+      return {KeyKind::kControllerUid, o.controller->uid, {}};
+    if (!o.controller->name.empty())
+      return {KeyKind::kControllerName, o.controller->name, {}};
+  }
+  if (o.label_selector && !o.label_selector->match_labels.empty()) {
+    const auto& [k, v] = *o.label_selector->match_labels.begin();
+    return {KeyKind::kLabel, k, v};
+  }
+  return {KeyKind::kAny, {}, {}};
+}
+
 void OwnerIndex::add(std::shared_ptr<const apis::Reservation> r) {
   std::lock_guard lock(mu_);
   removeLocked(r->uid);
-  Entry e;
+  const std::string uid = r->uid;
+  Entry& e = by_uid_[uid];
   for (const auto& owner : r->owners) {
-    std::string key = ownerKey(owner);
-    if (std::find(e.keys.begin(), e.keys.end(), key) == e.keys.end())
+    Key key = ownerKey(owner);
+    auto same = [&](const Key& k) { return KeyEq::same(k.view(), key.view()); };
+    if (std::none_of(e.keys.begin(), e.keys.end(), same))
       e.keys.push_back(std::move(key));
   }
-  for (const auto& key : e.keys)
-    postings_[key].insert(r->uid);
-  const std::string uid = r->uid;
   e.reservation = std::move(r);
-  by_uid_.emplace(uid, std::move(e));
+  for (const auto& key : e.keys) {
+    auto [it, inserted] = postings_.try_emplace(key);
+    if (inserted)
+      ++keys_of_kind_[static_cast<std::size_t>(key.kind)];
+    it->second.push_back(&e);
+  }
 }
 
 void OwnerIndex::remove(const std::string& uid) {
@@ -69,13 +79,16 @@ void OwnerIndex::removeLocked(const std::string& uid) {
   auto it = by_uid_.find(uid);
   if (it == by_uid_.end())
     return;
-  for (const auto& key : it->second.keys) {
+  const Entry* entry = &it->second;
+  for (const auto& key : entry->keys) {
     auto p = postings_.find(key);
     if (p == postings_.end())
       continue;
-    p->second.erase(uid);
-    if (p->second.empty())
+    std::erase(p->second, entry);
+    if (p->second.empty()) {
+      --keys_of_kind_[static_cast<std::size_t>(key.kind)];
       postings_.erase(p);
+    }
   }
   by_uid_.erase(it);
 }
@@ -90,36 +103,36 @@ std::vector<std::shared_ptr<const apis::Reservation>> OwnerIndex::match(const Po
   std::lock_guard lock(mu_);
   if (by_uid_.empty())
     return out;
-  std::vector<const std::string*> candidates;
-  auto look = [&](const std::string& key) {
-    auto p = postings_.find(key);
-    if (p == postings_.end())
+  std::vector<const Entry*> candidates;
+  auto look = [&](KeyKind kind, std::string_view a, std::string_view b) {
+    if (keys_of_kind_[static_cast<std::size_t>(kind)] == 0)
       return;
-    for (const auto& uid : p->second)
-      candidates.push_back(&uid);
+    auto p = postings_.find(KeyView{kind, a, b});
+    if (p != postings_.end())
+      candidates.insert(candidates.end(), p->second.begin(), p->second.end());
   };
-  look("u:" + pod.uid);
-  look("n:" + pod.namespace_ + "/" + pod.name);
-  look("n:/" + pod.name);
+  look(KeyKind::kPodUid, pod.uid, {});
+  look(KeyKind::kPodName, pod.namespace_, pod.name);
+  // An object owner without a namespace names the pod in any namespace.
+  if (!pod.namespace_.empty())
+    look(KeyKind::kPodName, {}, pod.name);
   if (!pod.controller_uid.empty())
-    look("cu:" + pod.controller_uid);
+    look(KeyKind::kControllerUid, pod.controller_uid, {});
   if (!pod.controller_name.empty())
-    look("cn:" + pod.controller_name);
-  for (const auto& [k, v] : pod.labels)
-    look("l:" + k + "=" + v);
-  look(std::string(kAny));
+    look(KeyKind::kControllerName, pod.controller_name, {});
+  if (keys_of_kind_[static_cast<std::size_t>(KeyKind::kLabel)] != 0) {
+    for (const auto& [k, v] : pod.labels)
+      look(KeyKind::kLabel, k, v);
+  }
+  look(KeyKind::kAny, {}, {});
   if (candidates.empty())
     return out;
-  std::sort(candidates.begin(), candidates.end(),
-            [](const std::string* a, const std::string* b) { return *a < *b; });
-  candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                               [](const std::string* a, const std::string* b) { return *a == *b; }),
-                   candidates.end());
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   const apis::OwnerMatchPod view = matchView(pod);
-  for (const std::string* uid : candidates) {
-    const auto& r = by_uid_.at(*uid).reservation;
-    if (apis::matchesOwners(r->owners, view))
-      out.push_back(r);
+  for (const Entry* e : candidates) {
+    if (apis::matchesOwners(e->reservation->owners, view))
+      out.push_back(e->reservation);
   }
   return out;
 }

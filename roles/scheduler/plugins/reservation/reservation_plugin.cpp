@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -26,7 +25,26 @@ struct MatchedState final : StateData {
   }
   /// reservation-affinity: the pod may only go into a reservation.
   bool required = false;
-  std::unordered_map<std::string, Matched> by_node;
+  /// The matched reservations grouped by node, nodes in name order.
+  struct Group {
+    std::string node_name;
+    /// The node's object, shared by its NodeInfo, the copy the transform made of it and any
+    /// copy a later point makes: what Filter and Score recognise the node by.
+    std::shared_ptr<const Node> node;
+    Matched reservations;
+  };
+  std::vector<Group> by_node;
+  /// Each group's Node -> its index in by_node, sorted by address. Filter and Score run on
+  /// every node: comparing the Node pointer the NodeInfo holds touches no memory beyond the
+  /// NodeInfo (the node's name or its reservation list would each be one more cache line).
+  std::vector<std::pair<const Node*, std::size_t>> group_of;
+
+  const Matched* find(const NodeInfo& node) const {
+    const Node* key = node.node.get();
+    auto it = std::lower_bound(group_of.begin(), group_of.end(), key,
+                               [](const auto& e, const Node* p) { return e.first < p; });
+    return it != group_of.end() && it->first == key ? &by_node[it->second].reservations : nullptr;
+  }
 };
 
 constexpr std::string_view kNoMatch = "node(s) had no reservation matching the pod";
@@ -121,11 +139,7 @@ bool accepts(const PodInfo& pod, const apis::Reservation& r, const kube::Labels&
 }
 
 const Matched* matchedOn(const MatchedState* s, const NodeInfo& node) {
-  // Most nodes hold no reservation: no lookup by name for them.
-  if (s == nullptr || node.reservations.empty())
-    return nullptr;
-  auto it = s->by_node.find(node.name());
-  return it == s->by_node.end() ? nullptr : &it->second;
+  return s == nullptr ? nullptr : s->find(node);
 }
 
 const ReservationInfo* bestFit(const PodInfo& pod, const NodeInfo& node, const Matched& matched) {
@@ -190,6 +204,8 @@ Status ReservationPlugin::beforePreFilter(
   auto candidates = index_.match(pod);
   if (candidates.empty() && !required)
     return Status::success();
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& b) { return a->node_name < b->node_name; });
   auto matched = std::make_unique<MatchedState>();
   matched->required = required;
   for (const auto& r : candidates) {
@@ -202,15 +218,21 @@ Status ReservationPlugin::beforePreFilter(
       // An allocate-once reservation with an owner is spent, whatever its phase says yet.
       if (info->object->allocate_once && !info->owner_uids.empty())
         break;
-      matched->by_node[r->node_name].push_back(info);
+      // Candidates come sorted by node: a node's group, if it has one yet, is the last.
+      if (matched->by_node.empty() || matched->by_node.back().node_name != r->node_name) {
+        matched->group_of.emplace_back(node->node.get(), matched->by_node.size());
+        matched->by_node.push_back({r->node_name, node->node, {}});
+      }
+      matched->by_node.back().reservations.push_back(info);
       break;
     }
   }
-  for (const auto& [name, list] : matched->by_node) {
-    state.preferred_nodes.push_back(name);
-    const NodeInfo* node = snapshot.get(name);
+  std::sort(matched->group_of.begin(), matched->group_of.end());
+  for (const auto& group : matched->by_node) {
+    state.preferred_nodes.push_back(group.node_name);
+    const NodeInfo* node = snapshot.get(group.node_name);
     auto restored = std::make_shared<NodeInfo>(*node);
-    const Resource room = remainingOf(list, nullptr);
+    const Resource room = remainingOf(group.reservations, nullptr);
     restored->requested.subtract(room);
     restored->non_zero_requested.milli_cpu -= room.milli_cpu;
     restored->non_zero_requested.memory -= room.memory;
@@ -224,7 +246,20 @@ Status ReservationPlugin::beforePreFilter(
 
 Status ReservationPlugin::preFilter(CycleState& state, const PodInfo& /*pod*/) {
   // Pods without a matched reservation (most of them) leave Filter and Score out entirely.
-  return state.read<MatchedState>(kStateKey) == nullptr ? Status::skip() : Status::success();
+  const auto* s = state.read<MatchedState>(kStateKey);
+  if (s == nullptr)
+    return Status::skip();
+  // With one matched reservation per node and no Restricted one, Filter would only repeat
+  // NodeResourcesFit's check on the node the transform gave the reservation's room back to
+  // (Koordinator skips that check too, enableSkipReservationFitsNode); a pod that must go into a
+  // reservation still needs Filter to refuse the other nodes.
+  auto simple = [](const MatchedState::Group& g) {
+    return g.reservations.size() == 1 && g.reservations.front()->object->allocate_policy !=
+                                             apis::ReservationAllocatePolicy::kRestricted;
+  };
+  if (!s->required && std::all_of(s->by_node.begin(), s->by_node.end(), simple))
+    return Status::skip();
+  return Status::success();
 }
 
 Status ReservationPlugin::filter(const CycleState& state, const PodInfo& pod,

@@ -1,4 +1,4 @@
-#include "config/yaml_json.h"
+#include "koord/kube/yaml_json.h"
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,7 @@
 #include "catch_expected.h"
 
 namespace json = boost::json;
-using koord::roles::scheduler::config::yamlToJson;
+using koord::kube::yamlToJson;
 
 namespace {
 

@@ -83,7 +83,8 @@ TEST_CASE("an owner pod gets its reservation's room back and takes the reservati
   REQUIRE(c.begin(*p).ok());
   CHECK(c.restored == 1);
   CHECK(c.n1().requested.milli_cpu == 2000);
-  REQUIRE(c.plugin.preFilter(c.state, *p).ok());
+  // One Default reservation on the node: NodeResourcesFit on the restored node decides alone.
+  CHECK(c.plugin.preFilter(c.state, *p).isSkip());
   CHECK(c.plugin.filter(c.state, *p, c.n1()).ok());
   std::int64_t score = -1;
   REQUIRE(c.plugin.preScore(c.state, *p, {}).ok());
@@ -97,15 +98,72 @@ TEST_CASE("an owner pod gets its reservation's room back and takes the reservati
   CHECK(allocatedName(c.state).empty());
 }
 
+TEST_CASE("Filter runs only where it checks more than NodeResourcesFit") {
+  struct Case {
+    const char* name;
+    apis::ReservationAllocatePolicy policy;
+    int reservations_on_n1;
+    bool affinity;
+    bool filter_runs;
+  };
+  const Case cases[] = {
+      {"one Default reservation", apis::ReservationAllocatePolicy::kDefault, 1, false, false},
+      {"one Aligned reservation", apis::ReservationAllocatePolicy::kAligned, 1, false, false},
+      {"one Restricted reservation", apis::ReservationAllocatePolicy::kRestricted, 1, false, true},
+      {"two reservations on the node", apis::ReservationAllocatePolicy::kDefault, 2, false, true},
+      {"reservation affinity", apis::ReservationAllocatePolicy::kDefault, 1, true, true},
+  };
+  for (const auto& tc : cases) {
+    SECTION(tc.name) {
+      std::vector<std::shared_ptr<apis::Reservation>> rs;
+      for (int i = 0; i < tc.reservations_on_n1; ++i) {
+        auto r = makeReservation(i == 0 ? "r1" : "r2", "n1", 1000);
+        r->allocate_policy = tc.policy;
+        rs.push_back(r);
+      }
+      Cycle c(rs);
+      auto p = owner("web-1", 1000);
+      if (tc.affinity)
+        p->reservation_affinity = apis::ReservationAffinity{};
+      REQUIRE(c.begin(*p).ok());
+      auto s = c.plugin.preFilter(c.state, *p);
+      CHECK(s.ok() == tc.filter_runs);
+      CHECK(s.isSkip() == !tc.filter_runs);
+    }
+  }
+}
+
 TEST_CASE("owners are matched by object, controller and labels") {
   struct Case {
     const char* name;
     apis::ReservationOwner owner;
     bool matches;
   };
+  auto objectUid = [](std::string uid) {
+    apis::ReservationOwner o;
+    o.object = apis::ObjectReference{"", "", "", "", std::move(uid)};
+    return o;
+  };
+  auto controllerUid = [](std::string uid) {
+    apis::ReservationOwner o;
+    o.controller =
+        apis::ReservationControllerReference{"", "", "", std::move(uid), std::nullopt, ""};
+    return o;
+  };
+  // Indexed under no key: matched against every pod.
+  auto expressionsOnly = [](std::string key, std::string value) {
+    apis::ReservationOwner o;
+    kube::LabelSelector ls;
+    ls.match_expressions.push_back({key, kube::LabelSelectorOperator::kIn, {value}});
+    o.label_selector = ls;
+    o.selector = kube::toSelector(ls).value();
+    return o;
+  };
   auto web = owner("web-1", 100);
+  web->uid = "uid-web-1";
   web->controller_kind = "ReplicaSet";
   web->controller_name = "web-abc";
+  web->controller_uid = "uid-rs";
   const Case cases[] = {
       {"labels", ownerByLabel("app", "web"), true},
       {"other labels", ownerByLabel("app", "db"), false},
@@ -113,6 +171,13 @@ TEST_CASE("owners are matched by object, controller and labels") {
       {"object in another namespace", ownerByObject("team", "web-1"), false},
       {"controller", ownerByController("ReplicaSet", "web-abc"), true},
       {"another controller kind", ownerByController("StatefulSet", "web-abc"), false},
+      {"object by UID", objectUid("uid-web-1"), true},
+      {"object by another UID", objectUid("uid-web-2"), false},
+      {"object without a namespace", ownerByObject("", "web-1"), true},
+      {"controller by UID", controllerUid("uid-rs"), true},
+      {"controller by another UID", controllerUid("uid-rs-2"), false},
+      {"matchExpressions only", expressionsOnly("app", "web"), true},
+      {"matchExpressions only, other value", expressionsOnly("app", "db"), false},
   };
   for (const auto& tc : cases) {
     SECTION(tc.name) {

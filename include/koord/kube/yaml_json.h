@@ -8,7 +8,7 @@
 
 #include "koord/kube/error.h"
 
-namespace koord::roles::scheduler::config {
+namespace koord::kube {
 
 /// One YAML document (JSON is YAML too) as JSON. Plain scalars resolve as go-yaml v2 does:
 ///  - "", ~, null, Null, NULL -> null;
@@ -23,6 +23,6 @@ namespace koord::roles::scheduler::config {
 /// Errors name the path and line: malformed YAML, more than one document, a duplicate key, a
 /// null or non-scalar key, .inf/.nan values (JSON cannot hold them), an unsupported !!tag.
 /// An empty document is null.
-kube::Expected<boost::json::value> yamlToJson(std::string_view text);
+Expected<boost::json::value> yamlToJson(std::string_view text);
 
-}  // namespace koord::roles::scheduler::config
+}  // namespace koord::kube

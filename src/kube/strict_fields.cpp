@@ -1,4 +1,4 @@
-#include "strict_fields.h"
+#include "koord/kube/strict_fields.h"
 
 #include <boost/json.hpp>
 
@@ -9,7 +9,7 @@
 #include "koord/core/duration.h"
 #include "koord/kube/json_fields.h"
 
-namespace koord::roles::scheduler::config {
+namespace koord::kube::strict {
 namespace {
 
 namespace json = boost::json;
@@ -136,4 +136,4 @@ kube::Expected<const json::object*> asObject(const json::value& v, std::string_v
   return &v.get_object();
 }
 
-}  // namespace koord::roles::scheduler::config
+}  // namespace koord::kube::strict

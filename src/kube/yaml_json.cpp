@@ -1,4 +1,4 @@
-#include "yaml_json.h"
+#include "koord/kube/yaml_json.h"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace koord::roles::scheduler::config {
+namespace koord::kube {
 namespace {
 
 namespace json = boost::json;
@@ -270,7 +270,7 @@ std::string childPath(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
 }
 
-kube::Error errorAt(const std::string& path, const YAML::Node& node, std::string_view message) {
+Error errorAt(const std::string& path, const YAML::Node& node, std::string_view message) {
   const YAML::Mark mark = node.Mark();
   std::string where = mark.line >= 0 ? fmt::format(" (line {})", mark.line + 1) : std::string();
   if (path.empty())
@@ -280,7 +280,7 @@ kube::Error errorAt(const std::string& path, const YAML::Node& node, std::string
 
 class Converter {
  public:
-  kube::Expected<json::value> convert(const YAML::Node& node, const std::string& path, int depth) {
+  Expected<json::value> convert(const YAML::Node& node, const std::string& path, int depth) {
     if (depth > kMaxDepth)
       return errorAt(path, node, fmt::format("nested deeper than {} levels", kMaxDepth));
     if (++nodes_ > kMaxNodes)
@@ -310,7 +310,7 @@ class Converter {
   }
 
  private:
-  static kube::Expected<Scalar> scalarOf(const YAML::Node& node, const std::string& path) {
+  static Expected<Scalar> scalarOf(const YAML::Node& node, const std::string& path) {
     const std::string& tag = node.Tag();
     const std::string& text = node.Scalar();
     if (tag == "?")
@@ -337,7 +337,7 @@ class Converter {
     return s;
   }
 
-  static kube::Expected<json::value> scalarValue(const YAML::Node& node, const std::string& path) {
+  static Expected<json::value> scalarValue(const YAML::Node& node, const std::string& path) {
     auto s = scalarOf(node, path);
     if (!s)
       return s.error();
@@ -367,7 +367,7 @@ class Converter {
     return json::value(node.Scalar());
   }
 
-  static kube::Expected<std::string> keyOf(const YAML::Node& key, const std::string& path) {
+  static Expected<std::string> keyOf(const YAML::Node& key, const std::string& path) {
     if (key.IsNull())
       return errorAt(path, key, "null map key");
     if (!key.IsScalar())
@@ -396,7 +396,7 @@ class Converter {
     return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<";
   }
 
-  kube::Expected<json::value> mapValue(const YAML::Node& node, const std::string& path, int depth) {
+  Expected<json::value> mapValue(const YAML::Node& node, const std::string& path, int depth) {
     json::object out;
     std::vector<std::pair<YAML::Node, std::string>> merges;  // applied after explicit keys win
     for (const auto& kv : node) {
@@ -480,7 +480,7 @@ void refuseStuckDocuments(const std::string& text) {
 
 }  // namespace
 
-kube::Expected<json::value> yamlToJson(std::string_view text) {
+Expected<json::value> yamlToJson(std::string_view text) {
   std::vector<YAML::Node> docs;
   try {
     const std::string copy(text);
@@ -505,4 +505,4 @@ kube::Expected<json::value> yamlToJson(std::string_view text) {
   return converter.convert(docs.front(), "", 0);
 }
 
-}  // namespace koord::roles::scheduler::config
+}  // namespace koord::kube

@@ -1,6 +1,6 @@
-// Field reads for KubeSchedulerConfiguration's strict decoding: every member must be known, each
-// must have its Go type (int32, int64, float32, bool, string, metav1.Duration); errors name the
-// path.
+// Field reads for strict decoding of component configuration (KubeSchedulerConfiguration,
+// DeschedulerConfiguration): every member must be known, each must have its Go type (int32,
+// int64, float32, bool, string, metav1.Duration); errors name the path.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -14,7 +14,7 @@
 
 #include "koord/kube/error.h"
 
-namespace koord::roles::scheduler::config {
+namespace koord::kube::strict {
 
 /// "<path>: <message>", or the message alone at the document's root.
 kube::Error fieldError(std::string_view path, std::string_view message);
@@ -57,4 +57,4 @@ kube::Expected<const boost::json::object*> objectField(const boost::json::object
 kube::Expected<const boost::json::object*> asObject(const boost::json::value& v,
                                                     std::string_view path);
 
-}  // namespace koord::roles::scheduler::config
+}  // namespace koord::kube::strict

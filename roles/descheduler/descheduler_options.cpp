@@ -11,6 +11,8 @@ void registerFlags(FlagSet& flags, DeschedulerOptions& o, const FeatureGate& gat
   flags.addString("config", &o.config, "",
                   "The path to the DeschedulerConfiguration file (its clientConnection names the "
                   "kubeconfig; in-cluster config otherwise).");
+  flags.addString("write-config-to", &o.write_config_to, "",
+                  "If set, write the configuration values to this file and exit.");
   flags.addString("address", &o.address, "0.0.0.0",
                   "The IP address on which to serve /healthz and /metrics (insecure).");
   flags.addInt("port", &o.port, 10251,

@@ -1,5 +1,6 @@
-// koord-descheduler's command line (cmd/koord-descheduler): --config, leader election with the
-// koord-descheduler Lease in koordinator-system, and the insecure --address/--port (10251).
+// koord-descheduler's command line (cmd/koord-descheduler): --config and --write-config-to,
+// leader election with the koord-descheduler Lease in koordinator-system, and the insecure
+// --address/--port (10251).
 #pragma once
 
 #include <string>
@@ -13,6 +14,7 @@ struct DeschedulerOptions {
   app::CommonOptions common;
   app::LeaderElectionOptions leader_election;
   std::string config;
+  std::string write_config_to;
   std::string address = "0.0.0.0";
   int port = 10251;
 };

@@ -44,11 +44,10 @@ kube::RestConfig restConfig(const SchedulerOptions& o, const config::SchedulerCo
 
 namespace {
 
-config::LeaderElection leaderElection(const SchedulerOptions& o,
-                                      const config::SchedulerConfig& cfg) {
+kube::LeaderElection leaderElection(const SchedulerOptions& o, const config::SchedulerConfig& cfg) {
   if (!o.config.empty())
     return cfg.leader_election;
-  config::LeaderElection le;
+  kube::LeaderElection le;
   le.leader_elect = o.leader_election.leader_elect;
   le.lease_duration = o.leader_election.lease_duration;
   le.renew_deadline = o.leader_election.renew_deadline;

@@ -13,6 +13,7 @@
 
 #include "koord/http/client.h"
 #include "subprocess.h"
+#include "temp_tree.h"
 
 using namespace std::chrono_literals;
 using koord::testing::run;
@@ -373,4 +374,39 @@ TEST_CASE("runtime-proxy: the systemd unit's command serves its socket and stops
   CHECK(r.exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(socket));  // removed on the way out
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("koord descheduler --write-config-to writes the effective configuration", "[cli]") {
+  koord::testing::TempTree tree("koord-desched-cli");
+  tree.write("config.yaml", R"(apiVersion: descheduler/v1alpha2
+kind: DeschedulerConfiguration
+deschedulingInterval: 30s
+dryRun: true
+maxNoOfPodsToEvictPerNode: 2
+)");
+  auto r = run({bin("koord"), "descheduler", "--config", tree.path("config.yaml").string(),
+                "--write-config-to", tree.path("out.json").string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string out = tree.read("out.json");
+  CHECK(out.find(R"("deschedulingInterval":"30s")") != std::string::npos);
+  CHECK(out.find(R"("dryRun":true)") != std::string::npos);
+  CHECK(out.find(R"("maxNoOfPodsToEvictPerNode":2)") != std::string::npos);
+  CHECK(out.find(R"("resourceName":"koord-descheduler")") != std::string::npos);
+  CHECK(out.find(R"("name":"koord-descheduler")") != std::string::npos);
+}
+
+TEST_CASE("koord descheduler refuses a bad configuration at startup, naming the field", "[cli]") {
+  koord::testing::TempTree tree("koord-desched-cli");
+  tree.write("config.yaml", "deschedulingInterval: soon\n");
+  auto r =
+      run({bin("koord"), "descheduler", "--config", tree.path("config.yaml").string(), "--port=0"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("deschedulingInterval") != std::string::npos);
+  tree.write("plugins.yaml",
+             "profiles: [{name: p, plugins: {balance: {enabled: [{name: Nope}]}}}]\n");
+  auto p = run(
+      {bin("koord"), "descheduler", "--config", tree.path("plugins.yaml").string(), "--port=0"});
+  CHECK(p.exit_code == 1);
+  CHECK(p.err.find("Nope") != std::string::npos);
 }

@@ -8,13 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "framework/types.h"
 #include "koord/core/expected.h"
 
 namespace koord::roles::descheduler {
-
-// The projections plugins read; each plugin issue (27) brings the fields it needs.
-struct Node;
-struct Pod;
 
 /// Why a pod is evicted, as Koordinator's EvictOptions say it (Events and logs name both).
 struct EvictOptions {
@@ -41,12 +38,15 @@ class BalancePlugin : public virtual Plugin {
 };
 
 /// Whether a pod may be evicted at all (Koordinator's Filter); every Filter plugin must agree.
+/// preEvictionFilter is upstream's later check (nodeFit: somewhere else to go).
 class FilterPlugin : public virtual Plugin {
  public:
   virtual bool filter(const Pod& pod) const = 0;
+  virtual bool preEvictionFilter(const Pod& /*pod*/) const { return true; }
 };
 
-/// Evicts a pod the filters let go (Koordinator's Evict); true when it did.
+/// Evicts a pod the filters let go (Koordinator's Evict); true when it did (or, in dry-run,
+/// would have).
 class EvictPlugin : public virtual Plugin {
  public:
   virtual bool evict(const Pod& pod, const EvictOptions& options) = 0;
@@ -58,15 +58,37 @@ class PluginArgs {
   virtual ~PluginArgs() = default;
 };
 
-/// What a plugin reaches beyond its args: the profile's Filter and Evict plugins as one evictor
-/// (Koordinator's Handle.Evictor()), so Deschedule and Balance plugins never evict directly.
+/// The API server side of an eviction, which Evict plugins call: the Eviction subresource with
+/// the pod's UID as precondition (or a Delete, as the policy says). In dry-run it makes no call
+/// and answers true.
+class PodEvictionApi {
+ public:
+  virtual ~PodEvictionApi() = default;
+  virtual bool evict(const Pod& pod, const EvictOptions& options) = 0;
+};
+
+/// What a plugin reaches beyond its args: the pass's snapshot, and the profile's Filter and
+/// Evict plugins as one evictor (Koordinator's Handle.Evictor()) behind the eviction limiter,
+/// so Deschedule and Balance plugins never evict directly.
 class FrameworkHandle {
  public:
   virtual ~FrameworkHandle() = default;
+  /// The cluster as the current pass sees it; valid during deschedule() and balance().
+  virtual const Snapshot& snapshot() const = 0;
   /// Every Filter plugin of the profile agrees that `pod` may be evicted.
   virtual bool filter(const Pod& pod) const = 0;
-  /// The profile's Evict plugin evicts `pod`; true when it did.
+  /// Every Filter plugin's preEvictionFilter agrees.
+  virtual bool preEvictionFilter(const Pod& pod) const = 0;
+  /// Takes a slot from the limiter (per node, per namespace, total), then the profile's Evict
+  /// plugin evicts `pod`; false when a cap is reached or the eviction failed (the slot is
+  /// given back then).
   virtual bool evict(const Pod& pod, const EvictOptions& options) = 0;
+  /// Whether the per-node cap for `node` is reached (a plugin stops looking at that node).
+  virtual bool nodeLimitReached(std::string_view node) const = 0;
+  /// Whether the total cap is reached (a plugin stops the pass).
+  virtual bool totalLimitReached() const = 0;
+  /// For Evict plugins: the API server side of an eviction.
+  virtual PodEvictionApi& podEvictor() = 0;
 };
 
 }  // namespace koord::roles::descheduler

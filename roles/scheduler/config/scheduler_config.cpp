@@ -13,14 +13,18 @@
 
 #include "default_plugins.h"
 #include "koord/kube/json_fields.h"
-#include "profile_plugins.h"
 #include "koord/kube/strict_fields.h"
 #include "koord/kube/yaml_json.h"
+#include "profile_plugins.h"
 
 namespace koord::roles::scheduler::config {
 
 // The strict field reads moved to koord_kube when the descheduler needed them too.
 using namespace kube::strict;
+using kube::parseClientConnection;
+using kube::parseLeaderElection;
+using kube::v1beta1BindAddress;
+using kube::v1beta2BindAddress;
 using kube::yamlToJson;
 namespace {
 

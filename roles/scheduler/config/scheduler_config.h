@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "component_base.h"
 #include "framework/plugin.h"
 #include "framework/plugin_registry.h"
+#include "koord/kube/component_config.h"
 #include "koord/kube/error.h"
 #include "plugin_set.h"
 
@@ -50,8 +50,8 @@ struct SchedulerConfig {
   /// As written, e.g. "kubescheduler.config.k8s.io/v1beta1".
   std::string api_version;
   ApiVersion version = ApiVersion::kV1;
-  ClientConnection client_connection;
-  LeaderElection leader_election;
+  kube::ClientConnection client_connection;
+  kube::LeaderElection leader_election;
   std::int32_t parallelism = 16;
   /// 0: adaptive.
   std::int32_t percentage_of_nodes_to_score = 0;

@@ -39,8 +39,20 @@ class LowNodeLoad final : public BalancePlugin {
 
 class NoEvictions final : public FrameworkHandle {
  public:
+  const Snapshot& snapshot() const override { return snapshot_; }
   bool filter(const Pod&) const override { return false; }
+  bool preEvictionFilter(const Pod&) const override { return false; }
   bool evict(const Pod&, const EvictOptions&) override { return false; }
+  bool nodeLimitReached(std::string_view) const override { return true; }
+  bool totalLimitReached() const override { return true; }
+  PodEvictionApi& podEvictor() override { return api_; }
+
+ private:
+  struct NoApi final : PodEvictionApi {
+    bool evict(const Pod&, const EvictOptions&) override { return false; }
+  };
+  Snapshot snapshot_;
+  NoApi api_;
 };
 
 PluginRegistry registryWithLowNodeLoad() {

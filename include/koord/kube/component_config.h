@@ -1,5 +1,6 @@
-// component-base's ClientConnection and LeaderElection configurations with kube-scheduler's
-// defaults and validation, and v1beta1/v1beta2's healthz/metrics bind addresses.
+// component-base's ClientConnection and LeaderElection sections of a component's configuration
+// file (kube-scheduler's defaults, which a caller may change before parsing), their validation,
+// and the healthz/metrics bind addresses of v1beta1/v1beta2-style configurations.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -12,7 +13,7 @@
 
 #include "koord/kube/error.h"
 
-namespace koord::roles::scheduler::config {
+namespace koord::kube {
 
 /// component-base's ClientConnectionConfiguration with kube-scheduler's defaults.
 struct ClientConnection {
@@ -36,17 +37,17 @@ struct LeaderElection {
 };
 
 /// Reads root.clientConnection (absent: the defaults); burst must not be negative.
-kube::Expected<void> parseClientConnection(const boost::json::object& root, ClientConnection& out);
+Expected<void> parseClientConnection(const boost::json::object& root, ClientConnection& out);
 /// Reads root.leaderElection, then, when electing: positive durations, lease > renew deadline >
 /// 1.2 x retry period (client-go's rule), resourceLock "leases" (the only lock koord has).
-kube::Expected<void> parseLeaderElection(const boost::json::object& root, LeaderElection& out);
+Expected<void> parseLeaderElection(const boost::json::object& root, LeaderElection& out);
 
 /// v1beta1's defaulting then validation: unset -> "0.0.0.0:10251", ":port" -> "0.0.0.0:port",
 /// a bare IP gets port 10251; the host must be an IP, the port 1-65535. Kubernetes 1.20 replaced
 /// an unparsable address with the default; that is an error here.
-kube::Expected<std::string> v1beta1BindAddress(const std::optional<std::string>& v,
-                                               std::string_view path);
+Expected<std::string> v1beta1BindAddress(const std::optional<std::string>& v,
+                                         std::string_view path);
 /// v1beta2 kept the fields only to refuse them: empty, or port 0 (off).
-kube::Expected<void> v1beta2BindAddress(const std::optional<std::string>& v, std::string_view path);
+Expected<void> v1beta2BindAddress(const std::optional<std::string>& v, std::string_view path);
 
-}  // namespace koord::roles::scheduler::config
+}  // namespace koord::kube

@@ -1,4 +1,4 @@
-#include "component_base.h"
+#include "koord/kube/component_config.h"
 
 #include <arpa/inet.h>
 
@@ -12,15 +12,14 @@
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
 
-namespace koord::roles::scheduler::config {
+namespace koord::kube {
 
-// The strict field reads moved to koord_kube when the descheduler needed them too.
-using namespace kube::strict;
+using namespace strict;
+
 namespace {
 
 namespace json = boost::json;
 namespace jf = kube::jsonfields;
-using kube::Expected;
 
 constexpr std::string_view kInsecureSchedulerPort = "10251";
 
@@ -217,4 +216,4 @@ Expected<void> parseLeaderElection(const json::object& root, LeaderElection& out
   return {};
 }
 
-}  // namespace koord::roles::scheduler::config
+}  // namespace koord::kube

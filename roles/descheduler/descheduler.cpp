@@ -8,13 +8,14 @@
 namespace koord::roles::descheduler {
 
 Descheduler::Descheduler(const config::DeschedulerConfig& config, const PluginRegistry& registry,
-                         SnapshotSource snapshots, PodEvictionApi& api, metrics::Registry& metrics)
+                         SnapshotSource snapshots, PodEvictionApi& api, metrics::Registry& metrics,
+                         ClusterServices* cluster)
     : interval_(config.descheduling_interval),
       snapshots_(std::move(snapshots)),
       limiter_(config.max_pods_to_evict_per_node, config.max_pods_to_evict_per_namespace,
                config.max_pods_to_evict_total) {
   for (const auto& p : config.profiles) {
-    auto runner = ProfileRunner::build(p, registry, limiter_, api, metrics);
+    auto runner = ProfileRunner::build(p, registry, limiter_, api, metrics, cluster);
     if (!runner)
       throw app::ConfigError("--config: " + runner.error().message);
     profiles_.push_back(std::move(*runner));

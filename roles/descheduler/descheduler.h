@@ -25,7 +25,8 @@ class Descheduler {
 
   /// Builds every profile's plugins; a profile that cannot run is a ConfigError.
   Descheduler(const config::DeschedulerConfig& config, const PluginRegistry& registry,
-              SnapshotSource snapshots, PodEvictionApi& api, metrics::Registry& metrics);
+              SnapshotSource snapshots, PodEvictionApi& api, metrics::Registry& metrics,
+              ClusterServices* cluster = nullptr);
   ~Descheduler();
   Descheduler(const Descheduler&) = delete;
   Descheduler& operator=(const Descheduler&) = delete;

@@ -99,10 +99,25 @@ int roleMain(int argc, char** argv) {
     app::LeaderGate gate(role.reactor(), client, gateOptions(cfg));
     ApiPodEvictor evictor(
         gate.writer(), recorder, [&informers] { return informers.evictionVersion(); }, cfg.dry_run);
+    // What plugins that run controllers reach (MigrationController): started once leading.
+    std::vector<BackgroundController> controllers;
+    ClusterServices services{
+        .writer = gate.writer(),
+        .reader = client,
+        .events = recorder,
+        .io = io,
+        .evictor = evictor,
+        .dry_run = cfg.dry_run,
+        .pod = [&informers](std::string_view ns,
+                            std::string_view name) -> std::shared_ptr<const Pod> {
+          return informers.pods.store().get(fmt::format("{}/{}", ns, name));
+        },
+        .add_controller =
+            [&controllers](BackgroundController c) { controllers.push_back(std::move(c)); }};
     Descheduler descheduler(
         cfg, inTreeRegistry(),
         [&](TimePoint now) { return informers.snapshot(now, node_selector); }, evictor,
-        role.metrics());
+        role.metrics(), &services);
     informers.start();
     gate.start({
         .wait_for_sync = [&](std::chrono::milliseconds t) { return informers.waitForSync(t); },
@@ -111,6 +126,10 @@ int roleMain(int argc, char** argv) {
             [&] {
               KOORD_LOG_INFO("descheduler: leading, descheduling every {} (dryRun {})",
                              formatGoDuration(cfg.descheduling_interval), cfg.dry_run);
+              for (auto& c : controllers) {
+                KOORD_LOG_INFO("descheduler: starting controller {}", c.name);
+                c.start();
+              }
               descheduler.start();
             },
     });
@@ -122,6 +141,8 @@ int roleMain(int argc, char** argv) {
     app::warnGatesWithoutEffect(gates, "descheduler");
     int rc = gate.join(role.run());
     descheduler.stop();
+    for (auto& c : controllers)
+      c.stop();
     informers.stop();
     return rc;
   });

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # A real Kubernetes v1.20.2 on loopback for koord's tests, from Debian 12 packages only.
 #
-#   cluster.sh build     build kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and
-#                        kubectl from Debian's kubernetes source package (cached; ~8 min once)
+#   cluster.sh build     build kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+#                        kubectl and kubemark from Debian's kubernetes source package (cached;
+#                        ~8 min once; a cache from before kubemark builds only kubemark)
 #   cluster.sh up        etcd + kube-apiserver + kube-controller-manager; writes $dir/env (a
 #                        no-op when this run dir's cluster is up; otherwise with an empty etcd);
 #                        the apiserver's audit log of every write is $KOORD_AUDIT_LOG
 #   cluster.sh node      containerd + kubelet as node $KOORD_NODE_NAME (default node-a); root,
 #                        cgroups v1; one node per machine (kubelet's cgroups are machine-wide)
 #   cluster.sh nodedown  stops the node part (containers included)
+#   cluster.sh hollow-nodes N
+#                        N kubemark hollow kubelets as nodes hollow-node-1..N, labelled
+#                        koord.test/hollow-node=true: Ready Nodes whose pods run in a fake runtime
+#                        (no containers, no cgroups, no root needed where /dev/kmsg is readable),
+#                        beside the kubelet node or without it. Those missing (or started with
+#                        another KOORD_HOLLOW_*) start, those beyond N stop: 0 stops them all
 #   cluster.sh down      stops everything this run dir started (implies nodedown); idempotent
 #   cluster.sh restart-apiserver
 #                        stops kube-apiserver and starts it again on the same port and etcd
@@ -35,6 +42,10 @@
 #                            variables exported) before kubelet, e.g. a CRI proxy
 #   KOORD_CRI_ENDPOINT       the unix socket kubelet talks CRI to (default: containerd's); `node`
 #                            waits for it to appear, so KOORD_BEFORE_KUBELET can serve it
+#   KOORD_HOLLOW_CPU, KOORD_HOLLOW_MEMORY, KOORD_HOLLOW_PODS
+#                            each hollow node's capacity (default 4 cores, 16Gi, 110 pods);
+#                            allocatable is the same (kubemark reserves nothing); ephemeral-storage 0
+#   KOORD_HOLLOW_LABELS      more labels for the hollow nodes: key=value,...
 #
 # Pods on the node must use hostNetwork: true (CNI has only loopback) and imagePullPolicy: Never
 # with the locally built image $KOORD_TEST_IMAGE (busybox; sh, sleep, cat, ...). Nothing listens
@@ -46,7 +57,13 @@ set -euo pipefail
 readonly K8S_VERSION=v1.20.2
 # Bump when the build recipe changes: caches with another stamp are rebuilt.
 readonly BUILD_STAMP="$K8S_VERSION debian-src recipe 1"
-readonly K8S_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+readonly K8S_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl
+  kubemark)
+# kubemark carries koord's patch (patch_kubemark) on top of that recipe; its own stamp, so the
+# patch can change without rebuilding the rest, and a cache from before kubemark builds only it.
+readonly KUBEMARK_STAMP="$BUILD_STAMP; kubemark patch 2"
+# What `up` itself runs.
+readonly CONTROL_PLANE=(kube-apiserver kube-controller-manager kubectl)
 readonly APT_PACKAGES=(etcd-server golang-go containerd runc containernetworking-plugins
   busybox-static golang-github-modern-go-reflect2-dev)
 readonly TEST_IMAGE=koord.local/busybox:local
@@ -195,10 +212,29 @@ lock_dir() {
 # build
 # ------------------------------------------------------------------------------------------------
 
+# True when the cache holds component $1 as the current recipe builds it.
+have_component() {
+  [[ -x $BIN/$1 && -f $BIN/.stamp && $(<"$BIN/.stamp") == "$BUILD_STAMP" ]] || return 1
+  [[ $1 != kubemark ]] ||
+    [[ -f $BIN/.stamp-kubemark && $(<"$BIN/.stamp-kubemark") == "$KUBEMARK_STAMP" ]]
+}
+
+# The cached components are current: those named, or all of K8S_COMPONENTS.
 have_binaries() {
-  [[ -f $BIN/.stamp && $(<"$BIN/.stamp") == "$BUILD_STAMP" ]] || return 1
+  local -a want=("$@")
+  ((${#want[@]})) || want=("${K8S_COMPONENTS[@]}")
   local c
-  for c in "${K8S_COMPONENTS[@]}"; do [[ -x $BIN/$c ]] || return 1; done
+  for c in "${want[@]}"; do have_component "$c" || return 1; done
+}
+
+# The components to build, one a line: all of them when the cache is another recipe's, else
+# those it lacks (a cache from before kubemark: kubemark alone).
+missing_components() {
+  local c all=0
+  [[ -f $BIN/.stamp && $(<"$BIN/.stamp") == "$BUILD_STAMP" ]] || all=1
+  for c in "${K8S_COMPONENTS[@]}"; do
+    if ((all)) || ! have_component "$c"; then echo "$c"; fi
+  done
 }
 
 # Installs what is missing, and only that: a machine that has everything runs no apt at all.
@@ -252,7 +288,133 @@ openapi_packages() {
     sed -e 's#^vendor/##' -e 's#^pkg/#k8s.io/kubernetes/pkg/#' | paste -sd, -
 }
 
+# Generates pkg/generated/openapi in the tree (the current directory).
+generate_openapi() {
+  local work=$1 gopath=$2
+  log "generating pkg/generated/openapi"
+  go build -o "$work/openapi-gen" ./vendor/k8s.io/kube-openapi/cmd/openapi-gen
+  local pkgs
+  pkgs=$(openapi_packages)
+  [[ -n $pkgs ]] || die "found no packages for openapi-gen"
+  "$work/openapi-gen" \
+    --input-dirs "$pkgs,k8s.io/apimachinery/pkg/runtime,k8s.io/apimachinery/pkg/version" \
+    --output-base "$gopath/src" --output-package k8s.io/kubernetes/pkg/generated/openapi \
+    -O zz_generated.openapi --go-header-file hack/boilerplate/boilerplate.generatego.txt \
+    --report-filename "$work/api-violations.txt" >"$work/openapi-gen.log" 2>&1 ||
+    {
+      tail -n 30 "$work/openapi-gen.log" >&2
+      die "openapi-gen failed"
+    }
+}
+
+# kubemark 1.20 runs one hollow node a machine (upstream: one a pod): its fake runtime listens on
+# the fixed /tmp/kubelet_remote.sock, its kubelet serves plain HTTP on 0.0.0.0 and keeps iptables
+# chains on the host, and its capacity is fixed at 1 CPU, 3.75Gi and 110 pods. The patch, a file
+# of its own and four call sites in hollow-node.go, adds flags for the socket, root dir, address,
+# node IP, status frequency, capacity and images the fake runtime holds (imagePullPolicy: Never),
+# their defaults upstream's behaviour, and turns the iptables chains off. A source that does not
+# match fails the build.
+patch_kubemark() {
+  local main=cmd/kubemark/hollow-node.go
+  cat >cmd/kubemark/koord_hollow.go <<'EOF'
+// Added by koord's tests/cluster/cluster.sh: flags for several hollow kubelets on one machine.
+
+package main
+
+import (
+	goflag "flag"
+	"strings"
+	"time"
+
+	cadvisorapi "github.com/google/cadvisor/info/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kubelet/app/options"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	cadvisortest "k8s.io/kubernetes/pkg/kubelet/cadvisor/testing"
+	fakeremote "k8s.io/kubernetes/pkg/kubelet/cri/remote/fake"
+)
+
+var (
+	koordNodeCPU       = goflag.Int("node-cpu", 1, "CPU cores the hollow node reports as capacity")
+	koordNodeMemory    = goflag.String("node-memory", "4026531840", "memory the hollow node reports as capacity (a quantity)")
+	koordMaxPods       = goflag.Int("max-pods", 110, "pods the hollow node reports as capacity")
+	koordAddress       = goflag.String("kubelet-address", "0.0.0.0", "address the hollow kubelet serves on")
+	koordNodeIP        = goflag.String("node-ip", "", "the node's InternalIP (default: looked up)")
+	koordRootDir       = goflag.String("root-dir", "", "the hollow kubelet's root dir (default: a temp dir)")
+	koordRuntimeSocket = goflag.String("fake-runtime-socket", "", "unix socket of the fake runtime (default /tmp/kubelet_remote.sock)")
+	koordStatusUpdate  = goflag.Duration("node-status-update-frequency", 10*time.Second, "how often the hollow kubelet checks its node status")
+	koordImages        = goflag.String("fake-images", "", "images the fake runtime holds from the start, comma-separated (for imagePullPolicy: Never)")
+)
+
+type koordMachineInfo struct {
+	*cadvisortest.Fake
+	cores  int
+	memory uint64
+}
+
+func (c *koordMachineInfo) MachineInfo() (*cadvisorapi.MachineInfo, error) {
+	info, err := c.Fake.MachineInfo()
+	if err != nil {
+		return nil, err
+	}
+	info.NumCores = c.cores
+	info.MemoryCapacity = c.memory
+	return info, nil
+}
+
+func koordMachine(fake *cadvisortest.Fake) *koordMachineInfo {
+	memory, err := resource.ParseQuantity(*koordNodeMemory)
+	if err != nil || memory.Value() <= 0 {
+		klog.Fatalf("--node-memory=%s: not a positive quantity", *koordNodeMemory)
+	}
+	if *koordNodeCPU <= 0 || *koordMaxPods <= 0 {
+		klog.Fatalf("--node-cpu and --max-pods must be positive")
+	}
+	return &koordMachineInfo{Fake: fake, cores: *koordNodeCPU, memory: uint64(memory.Value())}
+}
+
+func koordTune(f *options.KubeletFlags, c *kubeletconfig.KubeletConfiguration) {
+	c.MaxPods = int32(*koordMaxPods)
+	c.Address = *koordAddress
+	c.NodeStatusUpdateFrequency.Duration = *koordStatusUpdate
+	c.MakeIPTablesUtilChains = false
+	if *koordNodeIP != "" {
+		f.NodeIP = *koordNodeIP
+	}
+	if *koordRootDir != "" {
+		f.RootDirectory = *koordRootDir
+	}
+}
+
+func koordPreloadImages(r *fakeremote.RemoteRuntime) {
+	if *koordImages != "" {
+		r.ImageService.SetFakeImages(strings.Split(*koordImages, ","))
+	}
+}
+
+func koordRuntimeEndpoint() (string, error) {
+	if *koordRuntimeSocket != "" {
+		return "unix://" + *koordRuntimeSocket, nil
+	}
+	return fakeremote.GenerateEndpoint()
+}
+EOF
+  perl -0pi -e '
+    s/(f, c := kubemark\.GetHollowKubeletConfig\(config\.createHollowKubeletOptions\(\)\)\n)/$1\t\tkoordTune(f, c)\n/;
+    s/&cadvisortest\.Fake\{\n(\s*NodeName: config\.NodeName,\n\s*)\}/koordMachine(&cadvisortest.Fake{\n$1})/;
+    s/endpoint, err := fakeremote\.GenerateEndpoint\(\)/endpoint, err := koordRuntimeEndpoint()/;
+    s/(fakeRemoteRuntime := fakeremote\.NewFakeRemoteRuntime\(\)\n)/$1\t\tkoordPreloadImages(fakeRemoteRuntime)\n/;
+  ' "$main"
+  local call
+  for call in 'koordTune(f, c)' 'koordMachine(&cadvisortest.Fake{' 'koordRuntimeEndpoint()' \
+    'koordPreloadImages(fakeRemoteRuntime)'; do
+    grep -qF "$call" "$main" || die "patching $main failed: its source is not 1.20.2's"
+  done
+}
+
 build_kubernetes() {
+  local -a components=("$@")
   local work=$CACHE/work
   local gopath=$work/gopath
   local tree=$gopath/src/k8s.io/kubernetes
@@ -279,21 +441,13 @@ build_kubernetes() {
   cp -r "$reflect2" vendor/github.com/modern-go/reflect2
 
   # Upstream generates the OpenAPI definitions at build time and does not ship them; the
-  # apiserver does not compile without them.
-  log "generating pkg/generated/openapi"
-  go build -o "$work/openapi-gen" ./vendor/k8s.io/kube-openapi/cmd/openapi-gen
-  local pkgs
-  pkgs=$(openapi_packages)
-  [[ -n $pkgs ]] || die "found no packages for openapi-gen"
-  "$work/openapi-gen" \
-    --input-dirs "$pkgs,k8s.io/apimachinery/pkg/runtime,k8s.io/apimachinery/pkg/version" \
-    --output-base "$gopath/src" --output-package k8s.io/kubernetes/pkg/generated/openapi \
-    -O zz_generated.openapi --go-header-file hack/boilerplate/boilerplate.generatego.txt \
-    --report-filename "$work/api-violations.txt" >"$work/openapi-gen.log" 2>&1 ||
-    {
-      tail -n 30 "$work/openapi-gen.log" >&2
-      die "openapi-gen failed"
-    }
+  # apiserver does not compile without them (kubemark does not import them).
+  if [[ ${components[*]} != kubemark ]]; then
+    generate_openapi "$work" "$gopath"
+  fi
+  if [[ " ${components[*]} " == *" kubemark "* ]]; then
+    patch_kubemark
+  fi
 
   # In GOPATH mode the version variables live under the vendor/ prefix; both packages feed
   # /version (apiserver) and `version` (the other components).
@@ -303,17 +457,25 @@ build_kubernetes() {
     ldflags+=" -X $pkg.gitMajor=1 -X $pkg.gitMinor=20 -X $pkg.gitVersion=$K8S_VERSION"
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  log "compiling ${K8S_COMPONENTS[*]} (the first time takes ~8 minutes on 2 cores)"
+  log "compiling ${components[*]} (without a Go build cache, on 2 cores: ~8 minutes for all, ~3 for kubemark)"
   local out=$CACHE/bin.new
   rm -rf "$out"
   mkdir -p "$out"
   local -a targets=()
   local c
-  for c in "${K8S_COMPONENTS[@]}"; do targets+=("./cmd/$c"); done
+  for c in "${components[@]}"; do targets+=("./cmd/$c"); done
   go build -ldflags "$ldflags" -o "$out/" "${targets[@]}"
-  echo "$BUILD_STAMP" >"$out/.stamp"
-  rm -rf "$BIN"
-  mv "$out" "$BIN"
+  [[ " ${components[*]} " != *" kubemark "* ]] || echo "$KUBEMARK_STAMP" >"$out/.stamp-kubemark"
+  if ((${#components[@]} == ${#K8S_COMPONENTS[@]})); then
+    echo "$BUILD_STAMP" >"$out/.stamp"
+    rm -rf "$BIN"
+    mv "$out" "$BIN"
+  else
+    # The rest of the cache is current (missing_components): add to it, one rename a file.
+    for c in "${components[@]}"; do mv -f "$out/$c" "$BIN/$c"; done
+    [[ ! -f $out/.stamp-kubemark ]] || mv -f "$out/.stamp-kubemark" "$BIN/.stamp-kubemark"
+    rm -rf "$out"
+  fi
   cd /
   if [[ ${KOORD_K8S_KEEP_WORK:-0} != 1 ]]; then
     rm -rf "$work" "$CACHE/gocache"    # gigabytes that only a rebuild would need
@@ -336,8 +498,10 @@ cmd_build() {
   fi
   if ! have_binaries; then
     local t0=$SECONDS
-    (build_kubernetes)
-    log "built Kubernetes $K8S_VERSION in $((SECONDS - t0))s into $BIN"
+    local -a components
+    mapfile -t components < <(missing_components)
+    (build_kubernetes "${components[@]}")
+    log "built ${components[*]} ($K8S_VERSION) in $((SECONDS - t0))s into $BIN"
   else
     log "another build made the binaries in $BIN"
   fi
@@ -466,6 +630,7 @@ write_env() {
     echo "KOORD_K8S_BIN=$BIN"
     echo "KOORD_AUDIT_LOG=$DIR/audit.log"
     if [[ -f $DIR/node.env ]]; then cat "$DIR/node.env"; fi
+    if [[ -f $DIR/hollow.env ]]; then cat "$DIR/hollow.env"; fi
   } >"$DIR/env.tmp"
   mv "$DIR/env.tmp" "$DIR/env"
 }
@@ -564,7 +729,7 @@ start_controller_manager() {
 
 cmd_up() {
   local t0=$SECONDS
-  have_binaries || cmd_build
+  have_binaries "${CONTROL_PLANE[@]}" || cmd_build
   command -v etcd >/dev/null || die "etcd missing: run '$0 build' (installs etcd-server)"
   lock_dir
   if [[ ${KOORD_CLUSTER_FRESH:-0} != 1 ]] && control_plane_running && load_ports && apiserver_ready; then
@@ -764,10 +929,7 @@ remove_kubepods_cgroups() {
   done
 }
 
-node_ready() {
-  [[ $(kubectl_ get node "$NODE_NAME" \
-    -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
-}
+node_ready() { node_ready_named "$NODE_NAME"; }
 
 containerd_serving() { ctr_ version; }
 
@@ -832,14 +994,8 @@ EOF
     --node-ip="$(node_ip)" \
     --root-dir="$DIR/kubelet"
   wait_for kubelet 120 "node $NODE_NAME to be Ready" node_ready
-  # The kubelet registers its node with the not-ready taint, and nodelifecycle, which lifts it
-  # once the node is Ready, is off (see start_controller_manager): lift it here, so pods a
-  # scheduler places (kube-scheduler, koord-scheduler) can land on the node.
-  if kubectl_ get node "$NODE_NAME" -o jsonpath='{.spec.taints[*].key}' |
-    grep -qw node.kubernetes.io/not-ready; then
-    kubectl_ taint node "$NODE_NAME" node.kubernetes.io/not-ready:NoSchedule- >/dev/null ||
-      log "could not lift the not-ready taint of $NODE_NAME: scheduled pods will not land there"
-  fi
+  # So that pods a scheduler places (kube-scheduler, koord-scheduler) can land on the node.
+  lift_not_ready_taint "$NODE_NAME"
   trap - EXIT
   log "node $NODE_NAME Ready in $((SECONDS - t0))s; pods: hostNetwork: true, image $TEST_IMAGE, imagePullPolicy: Never"
 }
@@ -910,13 +1066,14 @@ unmount_under() {
 # mark a stopped node NotReady: a later `node` would find the old Ready condition (and re-run
 # the old pods).
 forget_node() {
+  local node=${1:-$NODE_NAME}
   [[ -f $DIR/ports && -f $DIR/pki/token && -x $BIN/kubectl ]] || return 0
   load_ports
   apiserver_ready || return 0
-  kubectl_ delete pods --all-namespaces --field-selector "spec.nodeName=$NODE_NAME" \
-    --grace-period=0 --force --wait=false >/dev/null 2>&1 || log "could not delete the pods of $NODE_NAME"
-  kubectl_ delete node "$NODE_NAME" --ignore-not-found --wait=false >/dev/null ||
-    log "could not delete node $NODE_NAME"
+  kubectl_ delete pods --all-namespaces --field-selector "spec.nodeName=$node" \
+    --grace-period=0 --force --wait=false >/dev/null 2>&1 || log "could not delete the pods of $node"
+  kubectl_ delete node "$node" --ignore-not-found --wait=false >/dev/null ||
+    log "could not delete node $node"
 }
 
 nodedown_locked() {
@@ -947,7 +1104,190 @@ nodedown_locked() {
   return 0
 }
 
+# ------------------------------------------------------------------------------------------------
+# hollow-nodes: kubemark's hollow kubelets (fake runtime and cAdvisor; no containers, no cgroups)
+# ------------------------------------------------------------------------------------------------
+
+readonly HOLLOW_PREFIX=hollow-node
+# Every hollow node carries it, so tests can tell (and select) them.
+readonly HOLLOW_LABEL=koord.test/hollow-node=true
+
+# The hollow nodes this run dir knows, one name a line (those with a conf file, running or not).
+hollow_names() {
+  local conf name
+  for conf in "$DIR"/hollow/*.conf; do
+    [[ -f $conf ]] || continue
+    name=${conf##*/}
+    echo "${name%.conf}"
+  done
+}
+
+# What a hollow node is started with, as one line: a running node with another is restarted.
+hollow_config() {
+  local cpu=${KOORD_HOLLOW_CPU:-4} memory=${KOORD_HOLLOW_MEMORY:-16Gi}
+  local pods=${KOORD_HOLLOW_PODS:-110} labels=${KOORD_HOLLOW_LABELS:-}
+  [[ $cpu =~ ^[1-9][0-9]*$ ]] || die "KOORD_HOLLOW_CPU=$cpu: whole cores only (kubemark's fake cAdvisor)"
+  [[ $pods =~ ^[1-9][0-9]*$ ]] || die "KOORD_HOLLOW_PODS=$pods is not a positive number"
+  [[ $memory =~ ^[0-9]+(\.[0-9]+)?([KMGTPE]i?|k)?$ && $memory =~ [1-9] ]] ||
+    die "KOORD_HOLLOW_MEMORY=$memory is not a positive quantity"
+  [[ $labels =~ ^[^[:space:]]*$ ]] || die "KOORD_HOLLOW_LABELS: key=value,... without spaces"
+  echo "cpu=$cpu memory=$memory pods=$pods labels=$HOLLOW_LABEL${labels:+,$labels}"
+}
+
+hollow_conf_value() { sed -n "s/^$2=//p" "$DIR/hollow/$1.conf" 2>/dev/null; }
+
+# A loopback port for a hollow kubelet's API: free now, no other hollow node's, outside the
+# cluster's own ports (the kubelet node's among them, whether it runs or not) and below the range
+# choose_ports picks from (20000-31999), so no other run dir's cluster gets it either.
+hollow_port() {
+  local used=" " name port try
+  for name in $(hollow_names); do used+="$(hollow_conf_value "$name" port) "; done
+  for ((try = 0; try < 200; try++)); do
+    port=$((12000 + RANDOM % 8000))
+    ((port >= ETCD_PORT && port < ETCD_PORT + NPORTS)) && continue
+    [[ $used == *" $port "* ]] && continue
+    port_in_use "$port" && continue
+    echo "$port"
+    return 0
+  done
+  die "found no free port for a hollow kubelet"
+}
+
+node_ready_named() {
+  [[ $(kubectl_ get node "$1" \
+    -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+}
+
+# Nodes register with the not-ready taint, and nodelifecycle, which lifts it once the node is
+# Ready, is off (see start_controller_manager): lifted here, so that schedulers place pods there.
+lift_not_ready_taint() {
+  if kubectl_ get node "$1" -o jsonpath='{.spec.taints[*].key}' |
+    grep -qw node.kubernetes.io/not-ready; then
+    kubectl_ taint node "$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null ||
+      log "could not lift the not-ready taint of $1: scheduled pods will not land there"
+  fi
+}
+
+# Running, started with `settings`, and Ready.
+hollow_current() {
+  daemon_pid "$1" >/dev/null && [[ $(hollow_conf_value "$1" config) == "$2" ]] && node_ready_named "$1"
+}
+
+hollow_start() {
+  local name=$1 settings=$2 root=$DIR/hollow/$1 port ip
+  # The longest socket the hollow kubelet makes; sun_path holds 108 bytes.
+  local longest=$root/kubelet/pod-resources/kubelet.sock
+  ((${#longest} < 108)) || die "socket path too long for a unix socket: $longest (shorten KOORD_CLUSTER_DIR)"
+  port=$(hollow_port)
+  rm -rf "$root"
+  mkdir -p "$root/tmp"
+  printf 'port=%s\nconfig=%s\n' "$port" "$settings" >"$DIR/hollow/$name.conf"
+  local -a args=(--morph=kubelet --name="$name" --kubeconfig="$DIR/kubeconfig"
+    --kubelet-address=127.0.0.1 --kubelet-port="$port" --kubelet-read-only-port=0
+    --root-dir="$root/kubelet" --fake-runtime-socket="$root/runtime.sock"
+    --node-status-update-frequency=2s --fake-images="$TEST_IMAGE")
+  local key value
+  for key in cpu memory pods labels; do
+    value=$(sed -n "s/.*\<$key=\([^ ]*\).*/\1/p" <<<"$settings")
+    case $key in
+      cpu) args+=(--node-cpu="$value") ;;
+      memory) args+=(--node-memory="$value") ;;
+      pods) args+=(--max-pods="$value") ;;
+      labels) args+=(--node-labels="$value") ;;
+    esac
+  done
+  # The machine's address as InternalIP (kubelet refuses a loopback one); else kubelet looks its
+  # name up in DNS on every status update.
+  if ip=$(node_ip 2>/dev/null); then args+=(--node-ip="$ip"); fi
+  # TMPDIR: kubemark makes a temp root dir and static pod dir before --root-dir takes over.
+  start_daemon "$name" env TMPDIR="$root/tmp" "$BIN/kubemark" "${args[@]}"
+}
+
+forget_hollow() {
+  forget_node "$1"
+  rm -rf "${DIR:?}/hollow/$1" "$DIR/hollow/$1.conf"
+}
+
+hollow_stop() {
+  stop_daemon "$1" 10
+  forget_hollow "$1"
+}
+
+# KOORD_HOLLOW_NODES in the env file: the hollow nodes that run, comma-separated.
+write_hollow_env() {
+  local names
+  names=$(hollow_names | sort -t- -k3n | paste -sd, -)
+  if [[ -n $names ]]; then
+    printf 'KOORD_HOLLOW_NODES=%s\nKOORD_TEST_IMAGE=%s\n' "$names" "$TEST_IMAGE" >"$DIR/hollow.env"
+  else
+    rm -f "$DIR/hollow.env"
+  fi
+  [[ -f $DIR/ports && -f $DIR/pki/token ]] && write_env
+  return 0
+}
+
+hollowdown_locked() {
+  local name
+  for name in $(hollow_names); do hollow_stop "$name"; done
+  rmdir "$DIR/hollow" 2>/dev/null || true
+  if [[ -f $DIR/hollow.env ]]; then
+    rm -f "$DIR/hollow.env"
+    [[ -f $DIR/ports && -f $DIR/pki/token ]] && load_ports && write_env
+  fi
+  return 0
+}
+
+cmd_hollow_nodes() {
+  local count=${1:-} t0=$SECONDS
+  [[ $count =~ ^[0-9]+$ ]] || die "usage: $0 hollow-nodes N (N >= 0)"
+  local settings name i
+  settings=$(hollow_config)
+  ((count == 0)) || have_binaries kubemark || cmd_build
+  lock_dir
+  if ((count == 0)); then
+    hollowdown_locked
+    log "hollow nodes stopped"
+    return 0
+  fi
+  load_ports
+  apiserver_ready || die "the control plane in $DIR is not up: run '$0 up' first"
+  # The hollow kubelet's OOM watcher reads the kernel log: without it kubemark does not start.
+  (: </dev/kmsg) 2>/dev/null ||
+    die "kubemark's kubelet reads /dev/kmsg, which this user may not (kernel.dmesg_restrict=1?): run as root"
+  mkdir -p "$DIR/hollow"
+  local -a stopped=()
+  for name in $(hollow_names); do
+    if ((${name##*-} > count)); then
+      hollow_stop "$name"
+      stopped+=("$name")
+    fi
+  done
+  ((${#stopped[@]} == 0)) || log "stopped ${stopped[*]}"
+  local -a started=()
+  for ((i = 1; i <= count; i++)); do
+    name=$HOLLOW_PREFIX-$i
+    hollow_current "$name" "$settings" && continue
+    hollow_stop "$name"
+    started+=("$name")
+  done
+  if ((${#started[@]} == 0)); then
+    write_hollow_env
+    log "$count hollow nodes already up"
+    return 0
+  fi
+  trap 'log "hollow nodes failed; stopping those started (logs in $DIR)"; for name in "${started[@]}"; do hollow_stop "$name"; done; write_hollow_env' EXIT
+  for name in "${started[@]}"; do hollow_start "$name" "$settings"; done
+  for name in "${started[@]}"; do
+    wait_for "$name" 120 "hollow node $name to be Ready" node_ready_named "$name"
+    lift_not_ready_taint "$name"
+  done
+  trap - EXIT
+  write_hollow_env
+  log "$count hollow nodes Ready (started ${started[*]}) in $((SECONDS - t0))s; $settings"
+}
+
 down_locked() {
+  hollowdown_locked
   nodedown_locked
   stop_daemon kube-controller-manager 10
   stop_daemon kube-apiserver 20
@@ -1028,8 +1368,25 @@ cmd_status() {
       fi
     fi
   fi
-  have_binaries && echo "binaries                 $BIN ($K8S_VERSION)" ||
+  local name
+  for name in $(hollow_names); do
+    if ! pid=$(daemon_pid "$name"); then
+      printf '%-24s dead (see %s)\n' "$name" "$DIR/$name.log"
+      rc=1
+    elif [[ -f $DIR/ports ]] && load_ports && node_ready_named "$name"; then
+      printf '%-24s running (pid %s), Ready\n' "$name" "$pid"
+    else
+      printf '%-24s running (pid %s), not Ready\n' "$name" "$pid"
+      rc=1
+    fi
+  done
+  if have_binaries; then
+    echo "binaries                 $BIN ($K8S_VERSION)"
+  elif have_binaries "${CONTROL_PLANE[@]}" kube-scheduler kubelet; then
+    echo "binaries                 $BIN ($K8S_VERSION); no kubemark (run '$0 build')"
+  else
     echo "binaries                 not built (run '$0 build')"
+  fi
   return "$rc"
 }
 
@@ -1046,6 +1403,7 @@ main() {
   local cmd=${1:-}
   case $cmd in
     build | up | node | nodedown | down | status | env) "cmd_$cmd" ;;
+    hollow-nodes) cmd_hollow_nodes "${2:-}" ;;
     restart-apiserver) cmd_restart_apiserver ;;
     restart-before-kubelet) cmd_restart_before_kubelet ;;
     -h | --help | help) usage ;;

@@ -72,7 +72,8 @@ void applyAllCRDs(Api& api) {
   for (const char* file :
        {"slo.koordinator.sh_nodemetrics.yaml", "slo.koordinator.sh_nodeslos.yaml",
         "config.koordinator.sh_clustercolocationprofiles.yaml",
-        "scheduling.koordinator.sh_devices.yaml", "scheduling.koordinator.sh_reservations.yaml"}) {
+        "scheduling.koordinator.sh_devices.yaml", "scheduling.koordinator.sh_reservations.yaml",
+        "scheduling.koordinator.sh_podmigrationjobs.yaml"}) {
     koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
   }
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "framework/cluster_services.h"
 #include "framework/types.h"
 #include "koord/core/expected.h"
 
@@ -89,6 +90,9 @@ class FrameworkHandle {
   virtual bool totalLimitReached() const = 0;
   /// For Evict plugins: the API server side of an eviction.
   virtual PodEvictionApi& podEvictor() = 0;
+  /// The running descheduler's clients and informers; nullptr where there is no cluster (unit
+  /// tests, benchmarks), and a plugin then works on the snapshot alone.
+  virtual ClusterServices* cluster() { return nullptr; }
 };
 
 }  // namespace koord::roles::descheduler

@@ -38,12 +38,12 @@ ProfileRunner::ProfileRunner(std::string name, EvictionLimiter& limiter, PodEvic
                                "not be evicted",
                                {"result", "strategy", "namespace", "node"})) {}
 
-Expected<std::unique_ptr<ProfileRunner>> ProfileRunner::build(const config::Profile& profile,
-                                                              const PluginRegistry& registry,
-                                                              EvictionLimiter& limiter,
-                                                              PodEvictionApi& api,
-                                                              metrics::Registry& metrics) {
+Expected<std::unique_ptr<ProfileRunner>> ProfileRunner::build(
+    const config::Profile& profile, const PluginRegistry& registry, EvictionLimiter& limiter,
+    PodEvictionApi& api, metrics::Registry& metrics, ClusterServices* cluster) {
   std::unique_ptr<ProfileRunner> r(new ProfileRunner(profile.name, limiter, api, metrics));
+  // Before the plugins are built: a plugin's factory may ask for it.
+  r->cluster_ = cluster;
   if (profile.node_selector) {
     auto s = kube::toSelector(*profile.node_selector);
     if (!s)

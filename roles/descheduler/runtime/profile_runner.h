@@ -20,11 +20,9 @@ class ProfileRunner final : public FrameworkHandle {
  public:
   /// Builds every plugin the profile enables (each once, whatever points it is enabled at).
   /// The limiter and the eviction API are shared by all profiles and must outlive the runner.
-  static Expected<std::unique_ptr<ProfileRunner>> build(const config::Profile& profile,
-                                                        const PluginRegistry& registry,
-                                                        EvictionLimiter& limiter,
-                                                        PodEvictionApi& api,
-                                                        metrics::Registry& metrics);
+  static Expected<std::unique_ptr<ProfileRunner>> build(
+      const config::Profile& profile, const PluginRegistry& registry, EvictionLimiter& limiter,
+      PodEvictionApi& api, metrics::Registry& metrics, ClusterServices* cluster = nullptr);
 
   const std::string& name() const { return name_; }
   /// The nodes of `all` this profile works on (its nodeSelector).
@@ -43,6 +41,7 @@ class ProfileRunner final : public FrameworkHandle {
   bool nodeLimitReached(std::string_view node) const override;
   bool totalLimitReached() const override;
   PodEvictionApi& podEvictor() override { return api_; }
+  ClusterServices* cluster() override { return cluster_; }
 
  private:
   ProfileRunner(std::string name, EvictionLimiter& limiter, PodEvictionApi& api,
@@ -59,6 +58,7 @@ class ProfileRunner final : public FrameworkHandle {
   std::vector<FilterPlugin*> filter_;
   EvictPlugin* evict_ = nullptr;
   const Snapshot* snapshot_ = nullptr;
+  ClusterServices* cluster_ = nullptr;
 };
 
 }  // namespace koord::roles::descheduler

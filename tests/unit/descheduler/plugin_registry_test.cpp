@@ -135,8 +135,31 @@ TEST_CASE("buildPlugins builds a profile's plugins in order, errors naming the p
   CHECK(refused.error().message == "plugin LowNodeLoad args: threshold: want an integer");
 }
 
-TEST_CASE("the in-tree descheduler registry carries no plugins yet", "[descheduler]") {
-  CHECK(inTreeRegistry().names().empty());
+TEST_CASE("the in-tree descheduler registry carries Koordinator's and the community plugins",
+          "[descheduler]") {
+  const std::vector<std::string> want{"DefaultEvictor",
+                                      "HighNodeUtilization",
+                                      "LowNodeLoad",
+                                      "LowNodeUtilization",
+                                      "MigrationController",
+                                      "PodLifeTime",
+                                      "RemoveDuplicates",
+                                      "RemoveFailedPods",
+                                      "RemovePodsHavingTooManyRestarts",
+                                      "RemovePodsViolatingInterPodAntiAffinity",
+                                      "RemovePodsViolatingNodeAffinity",
+                                      "RemovePodsViolatingNodeTaints",
+                                      "RemovePodsViolatingTopologySpreadConstraint"};
+  CHECK(inTreeRegistry().names() == want);
+  // Each decodes its defaults (no pluginConfig) or says which arg it needs.
+  for (const auto& name : want) {
+    INFO(name);
+    auto args = inTreeRegistry().find(name)->decode_args(nullptr, "descheduler/v1alpha2");
+    const bool needs_args = name == "PodLifeTime" || name == "RemovePodsHavingTooManyRestarts" ||
+                            name == "LowNodeUtilization" || name == "HighNodeUtilization" ||
+                            name == "RemovePodsViolatingNodeAffinity";
+    CHECK(args.has_value() != needs_args);
+  }
 }
 
 }  // namespace

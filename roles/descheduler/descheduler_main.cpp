@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <thread>
 
 #include "config/descheduler_config.h"
 #include "descheduler.h"
@@ -129,6 +130,19 @@ int roleMain(int argc, char** argv) {
               for (auto& c : controllers) {
                 KOORD_LOG_INFO("descheduler: starting controller {}", c.name);
                 c.start();
+              }
+              // The first pass waits for the controllers' caches (bounded: a controller that
+              // never syncs is reported and the passes start anyway).
+              const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+              for (auto& c : controllers) {
+                while (c.synced && !c.synced()) {
+                  if (std::chrono::steady_clock::now() > deadline) {
+                    KOORD_LOG_WARNING("descheduler: controller {} has not synced; passes start",
+                                      c.name);
+                    break;
+                  }
+                  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                }
               }
               descheduler.start();
             },

@@ -266,7 +266,7 @@ least_privilege() { # SUMMARY LABEL
   [[ $koordlet_writes == *"nodemetrics/status patch;" ]] || log "    koordlet writes: $koordlet_writes"
   no_koordlet_role() { ! grep -E '^Role/.* ' <<<"$rows" | grep -q koordlet; }
   expect "$what: the koordlet has no namespaced Role (no ConfigMap or Secret writes)" no_koordlet_role
-  # Every Deployment (manager, scheduler; a descheduler would be one too) runs as non-root with a
+  # Every Deployment (manager, scheduler, descheduler) runs as non-root with a
   # read-only root filesystem, no privilege escalation, no capabilities and RuntimeDefault.
   local line name pod ctr bad=""
   while IFS= read -r line; do
@@ -390,7 +390,9 @@ if render_and_apply namespace \
       contains "$(mutating_of "$sum")" "\"namespace\":\"$scratch_ns\"" &&
       contains "$(line_of ConfigMap "$scratch_ns" koord-scheduler-config "$sum")" \
         "resourceNamespace: $scratch_ns" &&
-      test "$(grep 'RoleBinding|' "$sum" | grep -c "\"namespace\":\"$scratch_ns\"")" -eq 5
+      contains "$(line_of ConfigMap "$scratch_ns" koord-descheduler-config "$sum")" \
+        "resourceNamespace: $scratch_ns" &&
+      test "$(grep 'RoleBinding|' "$sum" | grep -c "\"namespace\":\"$scratch_ns\"")" -eq 7
   }
   expect "installation.namespace: leases, config, webhooks' Service and bindings follow" \
     namespaces_follow
@@ -494,19 +496,25 @@ if [[ -x ${KOORD_BINARY:-} && -s $work/default.yaml ]]; then
   elif unshare -rn true 2>/dev/null; then
     isolate=(unshare -rn)
   fi
-  # One dry run for both: a line per container (the command, its arguments, then
+  # One dry run for all: a line per container (the command, its arguments, then
   # ENV:NAME=value words, where a fieldRef leaves the value empty, which koord reads as unset),
-  # then the scheduler's configuration after a line "--- config".
+  # then the scheduler's configuration after a line "--- config" and the descheduler's after a
+  # line "--- descheduler config".
   command_path='{range .items[*]}{range .spec.template.spec.containers[*]}{.command[0]}'
   command_path+='{range .args[*]} {@}{end}'
   command_path+='{range .env[*]}{" ENV:"}{.name}={.value}{end}{"\n"}{end}{end}'
   command_path+='--- config{"\n"}{range .items[?(@.metadata.name=="koord-scheduler-config")]}'
   command_path+='{.data.koord-scheduler-config}{end}'
+  command_path+='{"\n"}--- descheduler config{"\n"}'
+  command_path+='{range .items[?(@.metadata.name=="koord-descheduler-config")]}'
+  command_path+='{.data.koord-descheduler-config}{end}'
   kubectl_ apply --dry-run=server -f "$work/default.yaml" -o jsonpath="$command_path" \
     >"$work/commands-and-config" 2>/dev/null || true
   sed '/^--- config$/,$d' "$work/commands-and-config" >"$work/commands"
-  sed '1,/^--- config$/d' "$work/commands-and-config" >"$work/scheduler-config.yaml"
-  expect "three koord containers in the default render" test "$(grep -c . "$work/commands")" -eq 3
+  sed '1,/^--- config$/d; /^--- descheduler config$/,$d' "$work/commands-and-config" \
+    >"$work/scheduler-config.yaml"
+  sed '1,/^--- descheduler config$/d' "$work/commands-and-config" >"$work/descheduler-config.yaml"
+  expect "four koord containers in the default render" test "$(grep -c . "$work/commands")" -eq 4
   while read -r command rest; do
     role=${command##*/}
     role=${role#koord-}
@@ -515,7 +523,7 @@ if [[ -x ${KOORD_BINARY:-} && -s $work/default.yaml ]]; then
     for word in $rest; do
       case $word in
         ENV:*) envs+=("${word#ENV:}") ;;
-        --config=*) args+=("--config=$work/scheduler-config.yaml") ;;
+        --config=*) args+=("--config=$work/$role-config.yaml") ;;
         *) args+=("$word") ;;
       esac
     done
@@ -527,8 +535,11 @@ if [[ -x ${KOORD_BINARY:-} && -s $work/default.yaml ]]; then
       continue
     fi
     rc=0
+    # The descheduler has no --kubeconfig (its configuration's clientConnection names one): it
+    # finds none with HOME unset either.
+    [[ $role == descheduler ]] || args+=(--kubeconfig=/nonexistent)
     env -i PATH=/usr/bin:/bin HOME=/nonexistent "${envs[@]}" timeout 60 "${isolate[@]}" \
-      "$KOORD_BINARY" "$role" "${args[@]}" --kubeconfig=/nonexistent \
+      "$KOORD_BINARY" "$role" "${args[@]}" \
       </dev/null >"$work/$role.out" 2>&1 || rc=$?
     if [[ $rc -ne 2 ]] && grep -q 'no API server configuration' "$work/$role.out" &&
       ! grep -q -e '--config:' "$work/$role.out"; then

@@ -119,6 +119,8 @@ patchesJson6902:
     path: manager.yaml
   - target: {group: apps, version: v1, kind: Deployment, name: koord-scheduler, namespace: $NS}
     path: scheduler.yaml
+  - target: {group: apps, version: v1, kind: Deployment, name: koord-descheduler, namespace: $NS}
+    path: descheduler.yaml
   - target: {group: apps, version: v1, kind: DaemonSet, name: koordlet, namespace: $NS}
     path: koordlet.yaml
 EOF
@@ -140,6 +142,13 @@ EOF
 cat >"$overlay/scheduler.yaml" <<EOF
 $common
 - {op: add, path: /spec/template/spec/containers/0/env, value: $in_cluster_env}
+EOF
+# The descheduler serves on 10251 as the scheduler does: on the host's network it moves aside.
+cat >"$overlay/descheduler.yaml" <<EOF
+$common
+- {op: add, path: /spec/template/spec/containers/0/env, value: $in_cluster_env}
+- {op: replace, path: /spec/template/spec/containers/0/args/1, value: --port=10261}
+- {op: replace, path: /spec/template/spec/containers/0/ports/0/containerPort, value: 10261}
 EOF
 # The koordlet: the hook directory this node's runtime-proxy watches instead of
 # /etc/runtime/hookserver.d (the kubelet's secure port and pki/kubelet.crt as installed).
@@ -179,6 +188,8 @@ kubectl_ -n "$NS" rollout status deployment/koord-manager --timeout=240s >&2 ||
   fail "koord-manager did not become Ready"
 kubectl_ -n "$NS" rollout status deployment/koord-scheduler --timeout=180s >&2 ||
   fail "koord-scheduler did not become Ready"
+kubectl_ -n "$NS" rollout status deployment/koord-descheduler --timeout=180s >&2 ||
+  fail "koord-descheduler did not become Ready"
 kubectl_ -n "$NS" rollout status daemonset/koordlet --timeout=180s >&2 ||
   fail "the koordlet DaemonSet did not become Ready"
 ready=$(kubectl_ -n "$NS" get daemonset koordlet -o jsonpath='{.status.numberReady}')
@@ -188,7 +199,7 @@ eventually 60 test -f "$KOORD_CLUSTER_DIR/hookserver.d/koordlet.json" ||
 eventually 60 kubectl_ get mutatingwebhookconfiguration koordinator-mutating-webhook-configuration \
   -o jsonpath='{.webhooks[0].clientConfig.caBundle}' ||
   fail "the manager did not publish its webhook CA"
-log "koord-manager, koord-scheduler and the koordlet are Ready"
+log "koord-manager, koord-scheduler, koord-descheduler and the koordlet are Ready"
 
 # 5. The demo of scripts/local-up.sh, with its slo-controller-config (co-location on).
 kubectl_ apply -f "$root/scripts/local/slo-controller-config.yaml" >/dev/null
@@ -224,9 +235,11 @@ check "batch pod bound by" "$binder" koord-scheduler
 
 # 6. Least privilege, as installed (docs/install.md, "What each role may do"): everything above
 #    ran under these rules and security contexts; here what they must not allow.
-can_i() { # service-account verb resource[/name] [namespace]; "nodes/proxy" is the subresource
+can_i() { # service-account verb resource[/name] [namespace]; nodes/proxy and pods/eviction are
+  # subresources
   local what=("$3")
   [[ $3 == nodes/proxy ]] && what=(nodes --subresource=proxy)
+  [[ $3 == pods/eviction ]] && what=(pods --subresource=eviction)
   kubectl_ auth can-i "$2" "${what[@]}" ${4:+-n "$4"} --as="system:serviceaccount:$NS:$1" 2>/dev/null
 }
 allowed() { can_i "$@" >/dev/null || fail "$1 may not $2 $3 ${4:-}, but needs to"; }
@@ -246,6 +259,10 @@ refused koord-manager get nodes/proxy
 refused koord-scheduler get nodes/proxy
 refused koord-scheduler get secrets "$NS"
 allowed koord-scheduler delete reservations.scheduling.koordinator.sh
+allowed koord-descheduler create pods/eviction "$NS"
+refused koord-descheduler delete pods "$NS"
+refused koord-descheduler get secrets "$NS"
+allowed koord-descheduler create podmigrationjobs.scheduling.koordinator.sh
 refused koord-manager update reservations.scheduling.koordinator.sh
 allowed koordlet get nodes/proxy
 refused koordlet create configmaps "$NS"
@@ -254,11 +271,11 @@ refused koordlet patch nodeslos.slo.koordinator.sh
 refused koordlet delete devices.scheduling.koordinator.sh
 log "ok: RBAC allows what the roles call and refuses the rest checked"
 # The processes on the node: manager and scheduler as nobody, not root.
-for comm in koord-manager koord-scheduler; do
+for comm in koord-manager koord-scheduler koord-descheduler; do
   uids=$(ps -o uid= -C "$comm" | sort -u | tr -d ' ')
   [[ $uids == 65534 ]] || fail "$comm runs as uid '${uids//$'\n'/,}', want 65534 only"
 done
-log "ok: koord-manager and koord-scheduler run as uid 65534"
+log "ok: koord-manager, koord-scheduler and koord-descheduler run as uid 65534"
 # The koordlet, unprivileged and without capabilities, wrote every cgroup file it tried.
 koordlet_pod=$(kubectl_ -n "$NS" get pods -l koord-app=koordlet -o jsonpath='{.items[0].metadata.name}')
 denied=$(kubectl_ -n "$NS" logs "$koordlet_pod" |

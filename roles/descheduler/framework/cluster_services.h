@@ -28,6 +28,9 @@ struct BackgroundController {
   std::string name;
   std::function<void()> start;
   std::function<void()> stop;
+  /// True once what it watches has listed: the first pass waits for it, so that no plugin acts
+  /// on a controller that cannot see its own objects yet.
+  std::function<bool()> synced;
 };
 
 struct ClusterServices {

@@ -19,6 +19,10 @@ ResourceAmounts freeOn(const Snapshot& snapshot, const Node& node) {
 }
 
 bool podFitsNode(const Snapshot& snapshot, const Pod& pod, const Node& node, std::string* why) {
+  return podFitsNode(pod, node, freeOn(snapshot, node), why);
+}
+
+bool podFitsNode(const Pod& pod, const Node& node, const ResourceAmounts& free, std::string* why) {
   auto fail = [&](std::string reason) {
     if (why != nullptr)
       *why = std::move(reason);
@@ -38,7 +42,6 @@ bool podFitsNode(const Snapshot& snapshot, const Pod& pod, const Node& node, std
   if (const kube::Taint* t = kube::findMatchingUntoleratedTaint(node.taints, pod.tolerations, hard))
     return fail(fmt::format("pod does not tolerate taint {}={}:{}", t->key, t->value,
                             kube::toString(t->effect)));
-  const ResourceAmounts free = freeOn(snapshot, node);
   auto left = [&](std::string_view name) {
     auto it = free.find(name);
     return it == free.end() ? std::int64_t{0} : it->second;

@@ -18,6 +18,11 @@ ResourceAmounts freeOn(const Snapshot& snapshot, const Node& node);
 bool podFitsNode(const Snapshot& snapshot, const Pod& pod, const Node& node,
                  std::string* why = nullptr);
 
+/// The same with the node's free resources given (freeOn), for a caller that asks about one
+/// node for many pods.
+bool podFitsNode(const Pod& pod, const Node& node, const ResourceAmounts& free,
+                 std::string* why = nullptr);
+
 /// Some node of `nodes` other than the pod's own fits it.
 bool podFitsAnyOtherNode(const Snapshot& snapshot, const Pod& pod,
                          const std::vector<const Node*>& nodes);

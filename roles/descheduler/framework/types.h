@@ -184,6 +184,9 @@ struct Snapshot {
   std::map<std::string, std::shared_ptr<const Node>, std::less<>> node_by_name;
 };
 
+/// status.phase as the API spells it.
+std::string_view phaseName(PodPhase phase);
+
 /// The resource names in base units: cpu as millicores, everything else as the integer value.
 ResourceAmounts amountsOf(const kube::ResourceList& list);
 

@@ -194,6 +194,9 @@ void MigrationJobController::stop() {
 
 bool MigrationJobController::synced() const {
   std::lock_guard lock(informers_->mu);
+  // An API server without the PodMigrationJob API has nothing to list.
+  if (informers_->answered && !informers_->jobs)
+    return true;
   return informers_->jobs && informers_->jobs->hasSynced() && informers_->reservations &&
          informers_->reservations->hasSynced();
 }

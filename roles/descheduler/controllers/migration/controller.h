@@ -42,7 +42,8 @@ class MigrationJobController {
   bool createJob(const Pod& pod, std::string_view trigger, std::string_view reason);
   /// The caps, for the Filter plugin.
   MigrationLimits& limits() { return limits_; }
-  /// Whether the PodMigrationJob informer has listed (false while the API is not served).
+  /// Whether the PodMigrationJob and Reservation informers have listed (true once discovery
+  /// found the API not served: there is nothing to list).
   bool synced() const;
 
   /// One round over every job (the loop calls it each arbitration interval).

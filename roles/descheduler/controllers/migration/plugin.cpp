@@ -79,6 +79,10 @@ MigrationControllerPlugin::MigrationControllerPlugin(
                              [weak] {
                                if (auto c = weak.lock())
                                  c->stop();
+                             },
+                             [weak] {
+                               auto c = weak.lock();
+                               return c == nullptr || c->synced();
                              }});
   }
 }

@@ -197,7 +197,9 @@ void LowNodeLoad::processPool(const Pool& pool, const std::vector<const Node*>& 
   auto fitsTarget = [&](const Pod& pod, const std::vector<NodeUsage*>& targets,
                         const ResourceAmounts& pod_usage, bool prod) {
     for (NodeUsage* t : targets) {
-      if (!podFitsNode(snap, pod, *t->node))
+      if (!t->free)
+        t->free = freeOn(snap, *t->node);
+      if (!podFitsNode(pod, *t->node, *t->free))
         continue;
       ResourceAmounts& usage = prod ? t->prod_usage : t->usage;
       const ResourceAmounts before = usage;

@@ -22,6 +22,9 @@ struct NodeUsage {
   /// Each reported pod's usage by namespace/name.
   std::map<std::string, ResourceAmounts, std::less<>> pod_usage;
   utilization::NodeThresholds thresholds, prod_thresholds;
+  /// What the node's pods leave free (node_fit's freeOn), computed the first time nodeFit asks:
+  /// a pass asks for the same target once per candidate pod.
+  std::optional<ResourceAmounts> free;
 };
 
 /// The four threshold sets of a pool over the same resources: every resource any of them names,

@@ -13,22 +13,6 @@ namespace koord::roles::descheduler::toomanyrestarts {
 
 namespace {
 
-std::string_view phaseName(PodPhase phase) {
-  switch (phase) {
-    case PodPhase::kPending:
-      return "Pending";
-    case PodPhase::kRunning:
-      return "Running";
-    case PodPhase::kSucceeded:
-      return "Succeeded";
-    case PodPhase::kFailed:
-      return "Failed";
-    case PodPhase::kUnknown:
-      return "Unknown";
-  }
-  return "Unknown";
-}
-
 bool contains(const std::vector<std::string>& list, std::string_view s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "framework/node_fit.h"
+#include "koord/core/log.h"
 #include "plugins/lownodeload/node_usage.h"
 #include "plugins/lownodeload/pod_order.h"
 
@@ -156,6 +157,11 @@ void LowNodeLoad::processPool(const Pool& pool, const std::vector<const Node*>& 
       prod_low.push_back(&u);
     }
   }
+  KOORD_VLOG(4,
+             "descheduler: LowNodeLoad pool {}: {} of {} nodes with a fresh NodeMetric; {} over "
+             "the high thresholds ({} prod), {} under the low ({} prod, {} both)",
+             cfg.name, st.usages.size(), nodes.size(), high.size(), prod_high.size(), low.size(),
+             prod_low.size(), both_low.size());
   if (high.empty() && prod_high.empty())
     return;
 

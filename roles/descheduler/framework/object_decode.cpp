@@ -30,6 +30,18 @@ Expected<const json::object*> root(const json::value& v) {
   return &v.get_object();
 }
 
+// A metav1.LabelSelector at `path`, compiled as the API server would (a bad operator or value
+// is refused here rather than matching nothing later).
+Expected<kube::Selector> compiledSelector(const json::value& v, const std::string& path) {
+  auto decoded = kube::decodeLabelSelector(v, path);
+  if (!decoded)
+    return decoded.error();
+  auto compiled = kube::toSelector(*decoded);
+  if (!compiled)
+    return invalidArgument(fmt::format("{}: {}", path, compiled.error().message));
+  return std::move(*compiled);
+}
+
 Expected<std::vector<OwnerRef>> ownerRefs(const json::object& o) {
   std::vector<OwnerRef> out;
   auto meta = jf::objectField(o, "metadata", "");
@@ -80,13 +92,10 @@ Expected<ResourceAmounts> requestsOf(const json::object& container, std::string_
 Expected<PodAffinityTerm> affinityTerm(const json::object& t, std::string_view path) {
   PodAffinityTerm out;
   if (const json::value* s = jf::field(t, "labelSelector")) {
-    auto decoded = kube::decodeLabelSelector(*s, jf::childPath(path, "labelSelector"));
-    if (!decoded)
-      return decoded.error();
-    auto compiled = kube::toSelector(*decoded);
-    if (!compiled)
-      return invalidArgument(fmt::format("{}.labelSelector: {}", path, compiled.error().message));
-    out.selector = std::move(*compiled);
+    auto selector = compiledSelector(*s, jf::childPath(path, "labelSelector"));
+    if (!selector)
+      return selector.error();
+    out.selector = std::move(*selector);
     out.has_selector = true;
   }
   auto namespaces = jf::stringList(t, "namespaces", path);
@@ -193,13 +202,10 @@ Expected<void> topologySpread(const json::object& spec, Pod& pod) {
           "\"ScheduleAnyway\"",
           path, *when));
     if (const json::value* s = jf::field(c, "labelSelector")) {
-      auto decoded = kube::decodeLabelSelector(*s, jf::childPath(path, "labelSelector"));
-      if (!decoded)
-        return decoded.error();
-      auto compiled = kube::toSelector(*decoded);
-      if (!compiled)
-        return invalidArgument(fmt::format("{}.labelSelector: {}", path, compiled.error().message));
-      out.selector = std::move(*compiled);
+      auto selector = compiledSelector(*s, jf::childPath(path, "labelSelector"));
+      if (!selector)
+        return selector.error();
+      out.selector = std::move(*selector);
       out.has_selector = true;
     }
     pod.topology_spread.push_back(std::move(out));
@@ -513,13 +519,10 @@ Expected<PodDisruptionBudget> decodePodDisruptionBudget(const json::value& v) {
     return spec.error();
   if (*spec != nullptr) {
     if (const json::value* s = jf::field(**spec, "selector")) {
-      auto decoded = kube::decodeLabelSelector(*s, "spec.selector");
-      if (!decoded)
-        return decoded.error();
-      auto compiled = kube::toSelector(*decoded);
-      if (!compiled)
-        return invalidArgument(fmt::format("spec.selector: {}", compiled.error().message));
-      pdb.selector = std::move(*compiled);
+      auto selector = compiledSelector(*s, "spec.selector");
+      if (!selector)
+        return selector.error();
+      pdb.selector = std::move(*selector);
       pdb.has_selector = true;
     }
   }

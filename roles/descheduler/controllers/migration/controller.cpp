@@ -24,6 +24,9 @@ using apis::PodMigrationJobMode;
 using apis::PodMigrationJobPhase;
 using Clock = std::chrono::system_clock;
 
+// Index of the jobs informer: an active job's pod UID.
+constexpr const char* kActiveJobPodIndex = "activeJobPodUID";
+
 kube::ResourceRef jobsRef(std::string name = {}) {
   return {std::string(apis::kReservationGroup),
           std::string(apis::kReservationVersion),
@@ -160,6 +163,11 @@ void MigrationJobController::start() {
     }
     informers_->jobs = std::make_unique<kube::Informer<apis::PodMigrationJob>>(
         cluster_.reader, cluster_.io, jobsRef(), apis::decodePodMigrationJob);
+    // The Filter point asks for every candidate pod of a pass: a lookup, not a scan of the jobs.
+    informers_->jobs->addIndex(kActiveJobPodIndex, [](const apis::PodMigrationJob& j) {
+      return j.active() && j.pod_ref ? std::vector<std::string>{j.pod_ref->uid}
+                                     : std::vector<std::string>{};
+    });
     informers_->reservations = std::make_unique<kube::Informer<apis::Reservation>>(
         cluster_.reader, cluster_.io, reservationsRef(), apis::decodeReservation);
     informers_->jobs->start();
@@ -205,11 +213,7 @@ bool MigrationJobController::hasActiveJob(std::string_view pod_uid) const {
   std::lock_guard lock(informers_->mu);
   if (!informers_->jobs)
     return false;
-  for (const auto& j : informers_->jobs->store().list()) {
-    if (j->active() && j->pod_ref && j->pod_ref->uid == pod_uid)
-      return true;
-  }
-  return false;
+  return !informers_->jobs->store().byIndex(kActiveJobPodIndex, std::string(pod_uid)).empty();
 }
 
 bool MigrationJobController::createJob(const Pod& pod, std::string_view trigger,
@@ -342,14 +346,14 @@ void MigrationJobController::reconcileAll() {
     jobs_by_phase_.with({phase}).set(n);
   if (pending.empty())
     return;
+  std::map<std::string_view, const apis::PodMigrationJob*> by_uid;
+  for (const auto& j : jobs)
+    by_uid[j->uid] = j.get();
   for (const Decision& d : arbitrator_.arbitrate(pending)) {
-    std::shared_ptr<const apis::PodMigrationJob> job;
-    for (const auto& j : jobs) {
-      if (j->uid == d.job_uid)
-        job = j;
-    }
-    if (!job)
+    auto it = by_uid.find(d.job_uid);
+    if (it == by_uid.end())
       continue;
+    const apis::PodMigrationJob* job = it->second;
     if (d.verdict == Verdict::kFail) {
       finish(*job, job->status, PodMigrationJobPhase::kFailed,
              apis::kPodMigrationJobReasonForbiddenMigratePod, d.reason);

@@ -88,9 +88,11 @@ int roleMain(int argc, char** argv) {
       node_selector = std::move(*s);
     }
 
+    app::warnSecureServingWithoutEffect(flags, "descheduler");
     app::RoleApp role("descheduler", Reactor::Options{.threads = 2});
     if (o.port != 0)
       role.serveOps(app::joinHostPort(o.address, o.port));
+    app::serveSecureOps(role, o.secure_serving);
     auto& io = role.reactor().context();
     kube::RestClient client(
         io, app::apiServerConfig(cfg.client_connection.kubeconfig, cfg.client_connection.qps,

@@ -17,12 +17,14 @@ void registerFlags(FlagSet& flags, DeschedulerOptions& o, const FeatureGate& gat
                   "The IP address on which to serve /healthz and /metrics (insecure).");
   flags.addInt("port", &o.port, 10251,
                "The port on which to serve /healthz and /metrics (insecure); 0 disables it.");
+  app::addSecureServingFlags(flags, o.secure_serving, kDefaultSecurePort);
 }
 
 void validate(const DeschedulerOptions& o) {
   app::validateLeaderElection(o.leader_election);
   if (o.port < 0 || o.port > 65535)
     throw FlagError(fmt::format("--port={}: out of range", o.port));
+  app::validateSecureServing(o.secure_serving);
 }
 
 }  // namespace koord::roles::descheduler

@@ -133,6 +133,9 @@ void Scheduler::onPendingPodUpdate(const PodInfo& old_pod, std::shared_ptr<const
 
 void Scheduler::onPendingPodDelete(const PodInfo& pod) {
   queue_->remove(pod);
+  // A pod deleted while held at Permit gives its room back now, not at its timeout.
+  for (auto& profile : profiles_)
+    profile.framework->waitingPods()->reject(pod.uid, "", "removed");
 }
 
 void Scheduler::onAssignedPodAdd(std::shared_ptr<const PodInfo> pod) {
@@ -403,27 +406,58 @@ bool Scheduler::scheduleOne() {
   // A nominated pod that got a node is no longer holding room elsewhere.
   queue_->deleteNominatedPodIfExists(pod);
 
-  auto permit = fw.runPermitPlugins(*state, *assumed, node);
-  if (!permit.status.ok()) {
-    // No Permit plugin of this build waits; a kWait is refused rather than left hanging.
-    std::string message = permit.status.code() == Code::kWait
-                              ? "waiting Permit plugins are not supported"
-                              : permit.status.message();
+  std::vector<PluginWait> waits;
+  auto permit = fw.runPermitPlugins(*state, *assumed, node, waits);
+  if (permit.code() == Code::kWait) {
+    // Held with its room assumed until the waiting plugins decide (a gang's last member allows
+    // its siblings from its own Permit, on this thread); binding or the failure path follows.
+    fw.waitingPods()->add(
+        assumed, node, waits,
+        [this, profile, state = std::move(state), info = std::move(info), assumed, cycle, start,
+         wait_start = SteadyClock::now()](Status decided) mutable {
+          metrics_.permitWaitDuration(decided.ok(), secondsSince(wait_start));
+          if (decided.ok())
+            continueBinding(*profile, std::move(state), std::move(info), assumed, cycle, start);
+          else
+            permitRejected(*profile, *state, std::move(info), assumed, cycle, start, decided);
+        });
+    return true;
+  }
+  if (!permit.ok()) {
     fw.runUnreservePlugins(*state, *assumed, node);
     logIfError(cache_.forgetPod(*assumed), "forgetting", assumed->key());
-    const bool rejected = permit.status.isUnschedulable();
+    const bool rejected = permit.isUnschedulable();
     metrics_.attempt(rejected ? AttemptResult::kUnschedulable : AttemptResult::kError,
                      profile->name, secondsSince(start));
     failed(*profile, std::move(info), cycle,
-           rejected ? kReasonUnschedulable : kReasonSchedulerError, message, "");
+           rejected ? kReasonUnschedulable : kReasonSchedulerError, permit.message(), "");
     return true;
   }
-  if (pod.reserve_pod)
-    bindReservationAsync(*profile, std::move(state), std::move(info), std::move(assumed), cycle,
+  continueBinding(*profile, std::move(state), std::move(info), std::move(assumed), cycle, start);
+  return true;
+}
+
+void Scheduler::continueBinding(Profile& profile, std::shared_ptr<CycleState> state,
+                                QueuedPodInfo info, std::shared_ptr<const PodInfo> assumed,
+                                std::int64_t cycle, SteadyClock::time_point start) {
+  if (assumed->reserve_pod)
+    bindReservationAsync(profile, std::move(state), std::move(info), std::move(assumed), cycle,
                          start);
   else
-    bindAsync(*profile, std::move(state), std::move(info), std::move(assumed), cycle, start);
-  return true;
+    bindAsync(profile, std::move(state), std::move(info), std::move(assumed), cycle, start);
+}
+
+void Scheduler::permitRejected(Profile& profile, CycleState& state, QueuedPodInfo info,
+                               const std::shared_ptr<const PodInfo>& assumed, std::int64_t cycle,
+                               SteadyClock::time_point start, const Status& status) {
+  Framework& fw = *profile.framework;
+  fw.runUnreservePlugins(state, *assumed, assumed->node_name);
+  if (auto forgot = cache_.forgetPod(*assumed); !forgot)
+    logIfError(forgot, "forgetting", assumed->key());
+  else
+    queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
+  metrics_.attempt(AttemptResult::kUnschedulable, profile.name, secondsSince(start));
+  failed(profile, std::move(info), cycle, kReasonUnschedulable, status.message(), "");
 }
 
 void Scheduler::bindingFailed(Profile& profile, CycleState& state, QueuedPodInfo info,

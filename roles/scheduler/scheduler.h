@@ -106,6 +106,15 @@ class Scheduler final : public NodeObjectSink {
   void bindReservationAsync(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
                             std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,
                             std::chrono::steady_clock::time_point start);
+  /// After Permit: the binding cycle (a reserve pod's or a pod's).
+  void continueBinding(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
+                       std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,
+                       std::chrono::steady_clock::time_point start);
+  /// A pod held at Permit was rejected or timed out: its room is free again and it is requeued
+  /// as unschedulable.
+  void permitRejected(Profile& profile, CycleState& state, QueuedPodInfo info,
+                      const std::shared_ptr<const PodInfo>& assumed, std::int64_t cycle,
+                      std::chrono::steady_clock::time_point start, const Status& status);
   /// After a failed binding: the room it held is free again.
   void bindingFailed(Profile& profile, CycleState& state, QueuedPodInfo info,
                      const std::shared_ptr<const PodInfo>& assumed, std::int64_t cycle,

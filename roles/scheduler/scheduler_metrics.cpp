@@ -39,6 +39,9 @@ SchedulerMetrics::SchedulerMetrics(metrics::Registry& r)
                              metrics::exponentialBuckets(0.001, 2, 15))),
       binding_(r.histogram("scheduler_binding_duration_seconds", "Binding latency in seconds", {},
                            metrics::exponentialBuckets(0.001, 2, 15))),
+      permit_wait_(r.histogram("scheduler_permit_wait_duration_seconds",
+                               "Duration of waiting on permit.", {"result"},
+                               metrics::exponentialBuckets(0.001, 2, 15))),
       pod_attempts_(r.histogram("scheduler_pod_scheduling_attempts",
                                 "Number of attempts to successfully schedule a pod.", {},
                                 metrics::exponentialBuckets(1, 2, 5))),
@@ -86,6 +89,10 @@ void SchedulerMetrics::algorithmDuration(double seconds) {
 
 void SchedulerMetrics::bindingDuration(double seconds) {
   binding_.with(metrics::LabelValues{}).observe(seconds);
+}
+
+void SchedulerMetrics::permitWaitDuration(bool allowed, double seconds) {
+  permit_wait_.with({allowed ? "allowed" : "rejected"}).observe(seconds);
 }
 
 void SchedulerMetrics::podScheduled(int attempts, double since_first_queued_seconds) {

@@ -34,6 +34,8 @@ class SchedulerMetrics {
   void attempt(AttemptResult result, std::string_view profile, double e2e_seconds);
   void algorithmDuration(double seconds);
   void bindingDuration(double seconds);
+  /// A pod held at Permit was decided: scheduler_permit_wait_duration_seconds{result}.
+  void permitWaitDuration(bool allowed, double seconds);
   /// A pod was bound: its attempts and the time since it was first queued.
   void podScheduled(int attempts, double since_first_queued_seconds);
   void preemptionAttempt();
@@ -56,6 +58,7 @@ class SchedulerMetrics {
   metrics::Family<metrics::Histogram>& e2e_;
   metrics::Family<metrics::Histogram>& algorithm_;
   metrics::Family<metrics::Histogram>& binding_;
+  metrics::Family<metrics::Histogram>& permit_wait_;
   metrics::Family<metrics::Histogram>& pod_attempts_;
   metrics::Family<metrics::Histogram>& pod_duration_;
   metrics::Family<metrics::Counter>& preemption_attempts_;

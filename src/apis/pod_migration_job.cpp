@@ -5,17 +5,16 @@
 
 #include <boost/json.hpp>
 
-#include <algorithm>
-#include <array>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "crd_object.h"
+#include "enum_names.h"
 #include "koord/core/duration.h"
 #include "koord/kube/json_fields.h"
-#include "koord/kube/object_meta.h"
 #include "koord/kube/time.h"
-#include "reservation_json.h"
+#include "object_fields.h"
 
 namespace koord::apis {
 
@@ -26,104 +25,36 @@ using kube::makeKubeError;
 
 namespace {
 
-constexpr std::array<std::pair<PodMigrationJobMode, std::string_view>, 2> kModes{{
+using detail::EnumName;
+
+constexpr EnumName<PodMigrationJobMode> kModes[] = {
     {PodMigrationJobMode::kReservationFirst, "ReservationFirst"},
     {PodMigrationJobMode::kEvictDirectly, "EvictDirectly"},
-}};
-constexpr std::array<std::pair<PodMigrationJobPhase, std::string_view>, 5> kPhases{{
-    {PodMigrationJobPhase::kPending, "Pending"},
-    {PodMigrationJobPhase::kRunning, "Running"},
-    {PodMigrationJobPhase::kSucceeded, "Succeeded"},
-    {PodMigrationJobPhase::kFailed, "Failed"},
-    {PodMigrationJobPhase::kAborted, "Aborted"},
-}};
+};
+// An empty phase is a job no controller has looked at yet: Pending (printed by its name, the
+// first entry).
+constexpr EnumName<PodMigrationJobPhase> kPhases[] = {
+    {PodMigrationJobPhase::kPending, "Pending"}, {PodMigrationJobPhase::kPending, ""},
+    {PodMigrationJobPhase::kRunning, "Running"}, {PodMigrationJobPhase::kSucceeded, "Succeeded"},
+    {PodMigrationJobPhase::kFailed, "Failed"},   {PodMigrationJobPhase::kAborted, "Aborted"},
+};
 
-template <typename E, std::size_t N>
-std::string supportedValues(const std::array<std::pair<E, std::string_view>, N>& names) {
-  std::string out;
-  for (const auto& [value, name] : names)
-    out += fmt::format("{}\"{}\"", out.empty() ? "" : ", ", name);
-  return out;
-}
-
-Expected<ObjectReference> objectReference(const json::value& v, std::string_view path) {
-  if (!v.is_object())
-    return typeError(path, "object", v);
-  ObjectReference out;
-  if (auto ok = detail::readStrings(v.get_object(), path,
-                                    {{"apiVersion", &out.api_version},
-                                     {"kind", &out.kind},
-                                     {"namespace", &out.namespace_},
-                                     {"name", &out.name},
-                                     {"uid", &out.uid}});
-      !ok) {
-    return ok.error();
-  }
-  return out;
+// Each object of the job's list `name` (all bounded alike) through decode(object, path).
+template <typename T, typename Fn>
+Expected<std::vector<T>> listOf(const json::object& o, std::string_view name, std::string_view path,
+                                Fn&& decode) {
+  return detail::objectsOf<T>(o, name, path, kMaxPodMigrationJobListItems,
+                              std::forward<Fn>(decode));
 }
 
 Expected<std::optional<ObjectReference>> optionalReference(const json::object& o,
                                                            std::string_view name,
                                                            std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return std::optional<ObjectReference>();
-  auto ref = objectReference(*v, childPath(path, name));
-  if (!ref)
-    return ref.error();
-  return std::optional<ObjectReference>(std::move(*ref));
+  return detail::optionalObject<ObjectReference>(o, name, path, detail::decodeObjectReference);
 }
 
-// Each item of the bounded list `name` through decode(item, "path.name[i]").
-template <typename T, typename Fn>
-Expected<std::vector<T>> listOf(const json::object& o, std::string_view name, std::string_view path,
-                                Fn&& decode) {
-  std::vector<T> out;
-  auto items = detail::boundedArray(o, name, path, kMaxPodMigrationJobListItems);
-  if (!items)
-    return items.error();
-  if (*items == nullptr)
-    return out;
-  const std::string list_path = childPath(path, name);
-  out.reserve((*items)->size());
-  for (std::size_t i = 0; i < (*items)->size(); ++i) {
-    Expected<T> item = decode((**items)[i], indexPath(list_path, i));
-    if (!item)
-      return item.error();
-    out.push_back(std::move(*item));
-  }
-  return out;
-}
-
-Expected<PodMigrationJobCondition> condition(const json::value& v, std::string_view path) {
-  if (!v.is_object())
-    return typeError(path, "object", v);
-  const json::object& o = v.get_object();
-  PodMigrationJobCondition out;
-  if (auto ok = detail::readStrings(o, path,
-                                    {{"type", &out.type},
-                                     {"status", &out.status},
-                                     {"reason", &out.reason},
-                                     {"message", &out.message}});
-      !ok) {
-    return ok.error();
-  }
-  auto probe = timeField(o, "lastProbeTime", path);
-  if (!probe)
-    return probe.error();
-  out.last_probe_time = *probe;
-  auto transition = timeField(o, "lastTransitionTime", path);
-  if (!transition)
-    return transition.error();
-  out.last_transition_time = *transition;
-  return out;
-}
-
-Expected<PreemptedPodReservation> preemptedReservation(const json::value& v,
+Expected<PreemptedPodReservation> preemptedReservation(const json::object& o,
                                                        std::string_view path) {
-  if (!v.is_object())
-    return typeError(path, "object", v);
-  const json::object& o = v.get_object();
   PreemptedPodReservation out;
   if (auto ok = detail::readStrings(o, path,
                                     {{"namespace", &out.namespace_},
@@ -137,7 +68,7 @@ Expected<PreemptedPodReservation> preemptedReservation(const json::value& v,
   if (!preempted)
     return preempted.error();
   out.preempted_pod_ref = std::move(*preempted);
-  auto pods = listOf<ObjectReference>(o, "podsRef", path, objectReference);
+  auto pods = listOf<ObjectReference>(o, "podsRef", path, detail::decodeObjectReference);
   if (!pods)
     return pods.error();
   out.pods_ref = std::move(*pods);
@@ -151,14 +82,10 @@ Expected<void> decodeReservationOptions(const json::object& o, PodMigrationJob& 
   if (!ref)
     return ref.error();
   out.reservation_ref = std::move(*ref);
-  auto tmpl = objectField(o, "template", kPath);
+  auto tmpl = detail::objectCopy(o, "template", kPath);
   if (!tmpl)
     return tmpl.error();
-  if (*tmpl != nullptr) {
-    // Copied into the default resource: the source may live in a list decoder's arena.
-    out.reservation_template =
-        std::make_shared<const json::value>(json::object(**tmpl, json::storage_ptr()));
-  }
+  out.reservation_template = std::move(*tmpl);
   auto preemption = objectField(o, "preemptionOptions", kPath);
   if (!preemption)
     return preemption.error();
@@ -172,36 +99,22 @@ Expected<void> decodeSpec(const json::object& spec, PodMigrationJob& out) {
   if (!paused)
     return paused.error();
   out.paused = *paused;
-  if (const json::value* ttl = field(spec, "ttl")) {
-    if (!ttl->is_string())
-      return typeError("spec.ttl", "duration string", *ttl);
-    auto parsed = parseGoDuration(ttl->get_string());
-    if (!parsed) {
-      return makeKubeError(
-          fmt::format("spec.ttl: invalid duration \"{}\"", std::string_view(ttl->get_string())));
-    }
-    out.ttl = *parsed;
-  }
-  auto mode = stringField(spec, "mode", kPath);
+  auto ttl = detail::durationField(spec, "ttl", kPath);
+  if (!ttl)
+    return ttl.error();
+  out.ttl = *ttl;
+  auto mode = detail::enumField(spec, "mode", kPath, kModes);
   if (!mode)
     return mode.error();
-  if (!mode->empty()) {
-    out.mode = podMigrationJobModeByName(*mode);
-    if (!out.mode) {
-      return makeKubeError(fmt::format("spec.mode: unsupported value \"{}\": supported values: {}",
-                                       *mode, supportedValues(kModes)));
-    }
-  }
+  out.mode = *mode;
   auto pod_ref = optionalReference(spec, "podRef", kPath);
   if (!pod_ref)
     return pod_ref.error();
   out.pod_ref = std::move(*pod_ref);
-  auto options = objectField(spec, "reservationOptions", kPath);
-  if (!options)
-    return options.error();
-  if (*options != nullptr) {
-    if (auto ok = decodeReservationOptions(**options, out); !ok)
-      return ok.error();
+  if (auto ok =
+          detail::decodeMember(spec, "reservationOptions", kPath, decodeReservationOptions, out);
+      !ok) {
+    return ok.error();
   }
   if (const json::value* del = field(spec, "deleteOptions")) {
     auto decoded = decodeDeleteOptions(*del, "spec.deleteOptions");
@@ -212,21 +125,13 @@ Expected<void> decodeSpec(const json::object& spec, PodMigrationJob& out) {
   return {};
 }
 
-Expected<void> decodeStatus(const json::object& status, PodMigrationJobStatus& out) {
+Expected<void> decodeStatus(const json::object& status, PodMigrationJob& job) {
   constexpr std::string_view kPath = "status";
-  auto phase = stringField(status, "phase", kPath);
+  PodMigrationJobStatus& out = job.status;
+  auto phase = detail::enumField(status, "phase", kPath, kPhases);
   if (!phase)
     return phase.error();
-  if (!phase->empty()) {
-    auto it = std::find_if(kPhases.begin(), kPhases.end(),
-                           [&](const auto& p) { return p.second == *phase; });
-    if (it == kPhases.end()) {
-      return makeKubeError(
-          fmt::format("status.phase: unsupported value \"{}\": supported values: {}", *phase,
-                      supportedValues(kPhases)));
-    }
-    out.phase = it->first;
-  }
+  out.phase = phase->value_or(PodMigrationJobPhase::kPending);
   if (auto ok = detail::readStrings(status, kPath,
                                     {{"status", &out.status},
                                      {"reason", &out.reason},
@@ -235,7 +140,8 @@ Expected<void> decodeStatus(const json::object& status, PodMigrationJobStatus& o
       !ok) {
     return ok.error();
   }
-  auto conditions = listOf<PodMigrationJobCondition>(status, "conditions", kPath, condition);
+  auto conditions =
+      listOf<PodMigrationJobCondition>(status, "conditions", kPath, detail::decodeCondition);
   if (!conditions)
     return conditions.error();
   out.conditions = std::move(*conditions);
@@ -243,7 +149,8 @@ Expected<void> decodeStatus(const json::object& status, PodMigrationJobStatus& o
   if (!pod_ref)
     return pod_ref.error();
   out.pod_ref = std::move(*pod_ref);
-  auto preempted = listOf<ObjectReference>(status, "preemptedPodsRef", kPath, objectReference);
+  auto preempted =
+      listOf<ObjectReference>(status, "preemptedPodsRef", kPath, detail::decodeObjectReference);
   if (!preempted)
     return preempted.error();
   out.preempted_pods_ref = std::move(*preempted);
@@ -493,69 +400,19 @@ Expected<DeleteOptions> decodeDeleteOptions(const json::value& v, std::string_vi
 }
 
 Expected<PodMigrationJob> decodePodMigrationJob(const json::value& v) {
-  if (!v.is_object())
-    return typeError("PodMigrationJob", "object", v);
-  const json::object& root = v.get_object();
-  PodMigrationJob out;
-
-  using F = kube::ObjectMetaFields;
-  kube::ObjectMeta meta;
-  if (auto ok = kube::decodeObjectMeta(
-          root,
-          {.members = F::kName | F::kUid | F::kResourceVersion | F::kLabels | F::kAnnotations |
-                      F::kCreationTimestamp | F::kDeletionTimestamp},
-          meta);
-      !ok) {
-    return ok.error();
-  }
-  out.name = std::move(meta.name);
-  out.uid = std::move(meta.uid);
-  out.resource_version = std::move(meta.resource_version);
-  out.labels = std::move(meta.labels);
-  out.annotations = std::move(meta.annotations);
-  out.creation_timestamp =
-      meta.creation_timestamp.value_or(std::chrono::system_clock::time_point{});
-  out.terminating = meta.deletion_timestamp.has_value();
-
-  auto spec = objectField(root, "spec", "");
-  if (!spec)
-    return spec.error();
-  if (*spec != nullptr) {
-    if (auto ok = decodeSpec(**spec, out); !ok)
-      return ok.error();
-  }
-  auto status = objectField(root, "status", "");
-  if (!status)
-    return status.error();
-  if (*status != nullptr) {
-    if (auto ok = decodeStatus(**status, out.status); !ok)
-      return ok.error();
-  }
-  return out;
+  return detail::decodeCrd<PodMigrationJob>(v, "PodMigrationJob", decodeSpec, decodeStatus);
 }
 
 std::string_view toString(PodMigrationJobMode mode) {
-  for (const auto& [value, name] : kModes) {
-    if (value == mode)
-      return name;
-  }
-  return "?";
+  return detail::nameOf(kModes, mode);
 }
 
 std::string_view toString(PodMigrationJobPhase phase) {
-  for (const auto& [value, name] : kPhases) {
-    if (value == phase)
-      return name;
-  }
-  return "?";
+  return detail::nameOf(kPhases, phase);
 }
 
 std::optional<PodMigrationJobMode> podMigrationJobModeByName(std::string_view name) {
-  for (const auto& [value, spelled] : kModes) {
-    if (spelled == name)
-      return value;
-  }
-  return std::nullopt;
+  return detail::valueOf(kModes, name);
 }
 
 json::value toJson(const ObjectReference& ref) {

@@ -5,19 +5,17 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
-#include <initializer_list>
-#include <span>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "crd_object.h"
+#include "enum_names.h"
 #include "koord/apis/input_limits.h"
-#include "koord/core/duration.h"
 #include "koord/core/saturating.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
-#include "koord/kube/object_meta.h"
-#include "reservation_json.h"
+#include "object_fields.h"
 
 namespace koord::apis {
 
@@ -26,43 +24,9 @@ using namespace koord::kube::jsonfields;
 using kube::Expected;
 using kube::makeKubeError;
 
-namespace detail {
-
-Expected<const json::array*> boundedArray(const json::object& o, std::string_view name,
-                                          std::string_view path, std::size_t limit) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return static_cast<const json::array*>(nullptr);
-  std::string list_path = childPath(path, name);
-  if (!v->is_array())
-    return typeError(list_path, "array", *v);
-  if (v->get_array().size() > limit) {
-    return makeKubeError(fmt::format("{}: {} items, more than the {} allowed", list_path,
-                                     v->get_array().size(), limit));
-  }
-  return &v->get_array();
-}
-
-Expected<void> readStrings(const json::object& o, std::string_view path,
-                           std::initializer_list<StringMember> members) {
-  for (const StringMember& m : members) {
-    auto s = stringField(o, m.name, path);
-    if (!s)
-      return s.error();
-    *m.out = std::move(*s);
-  }
-  return {};
-}
-
-}  // namespace detail
-
 namespace {
 
-template <typename E>
-struct EnumName {
-  E value;
-  std::string_view name;
-};
+using detail::EnumName;
 
 // An empty phase is a reservation no one has looked at yet: Pending (printed by its name, the
 // first entry).
@@ -76,73 +40,6 @@ constexpr EnumName<ReservationAllocatePolicy> kPolicies[] = {
     {ReservationAllocatePolicy::kAligned, "Aligned"},
     {ReservationAllocatePolicy::kRestricted, "Restricted"},
 };
-
-template <typename E>
-std::string_view nameOf(std::span<const EnumName<E>> names, E value) {
-  for (const auto& n : names) {
-    if (n.value == value)
-      return n.name;
-  }
-  return "?";
-}
-
-// The string member `name` as one of `names`; the error lists the supported spellings as the
-// API server's enum validation does.
-template <typename E>
-Expected<E> enumField(const json::object& o, std::string_view name, std::string_view path,
-                      std::span<const EnumName<E>> names) {
-  auto text = stringField(o, name, path);
-  if (!text)
-    return text.error();
-  std::string supported;
-  for (const auto& n : names) {
-    if (n.name == *text)
-      return n.value;
-    if (!n.name.empty())
-      supported += fmt::format("{}\"{}\"", supported.empty() ? "" : ", ", n.name);
-  }
-  return makeKubeError(fmt::format("{}: unsupported value \"{}\": supported values: {}",
-                                   childPath(path, name), *text, supported));
-}
-
-// Each object of the bounded list `name` through decode(object, "path.name[i]").
-template <typename T, typename Fn>
-Expected<std::vector<T>> objectsOf(const json::object& o, std::string_view name,
-                                   std::string_view path, std::size_t limit, Fn&& decode) {
-  std::vector<T> out;
-  auto items = detail::boundedArray(o, name, path, limit);
-  if (!items)
-    return items.error();
-  if (*items == nullptr)
-    return out;
-  const std::string list_path = childPath(path, name);
-  out.reserve((*items)->size());
-  for (std::size_t i = 0; i < (*items)->size(); ++i) {
-    const json::value& e = (**items)[i];
-    const std::string item_path = indexPath(list_path, i);
-    if (!e.is_object())
-      return typeError(item_path, "object", e);
-    Expected<T> item = decode(e.get_object(), item_path);
-    if (!item)
-      return item.error();
-    out.push_back(std::move(*item));
-  }
-  return out;
-}
-
-Expected<ObjectReference> objectReference(const json::object& o, std::string_view path) {
-  ObjectReference out;
-  if (auto ok = detail::readStrings(o, path,
-                                    {{"apiVersion", &out.api_version},
-                                     {"kind", &out.kind},
-                                     {"namespace", &out.namespace_},
-                                     {"name", &out.name},
-                                     {"uid", &out.uid}});
-      !ok) {
-    return ok.error();
-  }
-  return out;
-}
 
 Expected<ReservationControllerReference> controllerReference(const json::object& o,
                                                              std::string_view path) {
@@ -163,29 +60,15 @@ Expected<ReservationControllerReference> controllerReference(const json::object&
   return out;
 }
 
-// The object member `name` through decode(object, "path.name"); nullopt when absent or null.
-template <typename T, typename Fn>
-Expected<std::optional<T>> optionalObject(const json::object& o, std::string_view name,
-                                          std::string_view path, Fn&& decode) {
-  auto member = objectField(o, name, path);
-  if (!member)
-    return member.error();
-  if (*member == nullptr)
-    return std::optional<T>();
-  Expected<T> decoded = decode(**member, childPath(path, name));
-  if (!decoded)
-    return decoded.error();
-  return std::optional<T>(std::move(*decoded));
-}
-
 Expected<ReservationOwner> owner(const json::object& o, std::string_view path) {
   ReservationOwner out;
-  auto object = optionalObject<ObjectReference>(o, "object", path, objectReference);
+  auto object =
+      detail::optionalObject<ObjectReference>(o, "object", path, detail::decodeObjectReference);
   if (!object)
     return object.error();
   out.object = std::move(*object);
-  auto controller =
-      optionalObject<ReservationControllerReference>(o, "controller", path, controllerReference);
+  auto controller = detail::optionalObject<ReservationControllerReference>(o, "controller", path,
+                                                                           controllerReference);
   if (!controller)
     return controller.error();
   out.controller = std::move(*controller);
@@ -204,27 +87,6 @@ Expected<ReservationOwner> owner(const json::object& o, std::string_view path) {
   return out;
 }
 
-Expected<ReservationCondition> condition(const json::object& o, std::string_view path) {
-  ReservationCondition out;
-  if (auto ok = detail::readStrings(o, path,
-                                    {{"type", &out.type},
-                                     {"status", &out.status},
-                                     {"reason", &out.reason},
-                                     {"message", &out.message}});
-      !ok) {
-    return ok.error();
-  }
-  auto probe = timeField(o, "lastProbeTime", path);
-  if (!probe)
-    return probe.error();
-  out.last_probe_time = *probe;
-  auto transition = timeField(o, "lastTransitionTime", path);
-  if (!transition)
-    return transition.error();
-  out.last_transition_time = *transition;
-  return out;
-}
-
 Expected<kube::ResourceList> resourceListField(const json::object& o, std::string_view name,
                                                std::string_view path) {
   const json::value* v = field(o, name);
@@ -235,30 +97,20 @@ Expected<kube::ResourceList> resourceListField(const json::object& o, std::strin
 
 Expected<void> decodeSpec(const json::object& spec, Reservation& out) {
   constexpr std::string_view kPath = "spec";
-  auto tmpl = objectField(spec, "template", kPath);
+  auto tmpl = detail::objectCopy(spec, "template", kPath);
   if (!tmpl)
     return tmpl.error();
-  if (*tmpl != nullptr) {
-    // Copied into the default resource: the source may live in a list decoder's arena, which
-    // is rewound for the next item.
-    out.pod_template =
-        std::make_shared<const json::value>(json::object(**tmpl, json::storage_ptr()));
-  }
-  auto owners = objectsOf<ReservationOwner>(spec, "owners", kPath, kMaxReservationOwners, owner);
+  out.pod_template = std::move(*tmpl);
+  auto owners =
+      detail::objectsOf<ReservationOwner>(spec, "owners", kPath, kMaxReservationOwners, owner);
   if (!owners)
     return owners.error();
   out.owners = std::move(*owners);
 
-  if (const json::value* ttl = field(spec, "ttl")) {
-    if (!ttl->is_string())
-      return typeError("spec.ttl", "duration string", *ttl);
-    auto parsed = parseGoDuration(ttl->get_string());
-    if (!parsed) {
-      return makeKubeError(
-          fmt::format("spec.ttl: invalid duration \"{}\"", std::string_view(ttl->get_string())));
-    }
-    out.ttl = *parsed;
-  }
+  auto ttl = detail::durationField(spec, "ttl", kPath);
+  if (!ttl)
+    return ttl.error();
+  out.ttl = *ttl;
   auto expires = timeField(spec, "expires", kPath);
   if (!expires)
     return expires.error();
@@ -272,10 +124,10 @@ Expected<void> decodeSpec(const json::object& spec, Reservation& out) {
   if (!allocate_once)
     return allocate_once.error();
   out.allocate_once = allocate_once->value_or(true);
-  auto policy = enumField<ReservationAllocatePolicy>(spec, "allocatePolicy", kPath, kPolicies);
+  auto policy = detail::enumField(spec, "allocatePolicy", kPath, kPolicies);
   if (!policy)
     return policy.error();
-  out.allocate_policy = *policy;
+  out.allocate_policy = policy->value_or(ReservationAllocatePolicy::kDefault);
   auto unschedulable = boolField(spec, "unschedulable", kPath);
   if (!unschedulable)
     return unschedulable.error();
@@ -287,17 +139,17 @@ Expected<void> decodeSpec(const json::object& spec, Reservation& out) {
 
 Expected<void> decodeStatus(const json::object& status, Reservation& out) {
   constexpr std::string_view kPath = "status";
-  auto phase = enumField<ReservationPhase>(status, "phase", kPath, kPhases);
+  auto phase = detail::enumField(status, "phase", kPath, kPhases);
   if (!phase)
     return phase.error();
-  out.phase = *phase;
-  auto conditions = objectsOf<ReservationCondition>(status, "conditions", kPath,
-                                                    kMaxReservationListItems, condition);
+  out.phase = phase->value_or(ReservationPhase::kPending);
+  auto conditions = detail::objectsOf<ReservationCondition>(
+      status, "conditions", kPath, kMaxReservationListItems, detail::decodeCondition);
   if (!conditions)
     return conditions.error();
   out.conditions = std::move(*conditions);
-  auto current = objectsOf<ObjectReference>(status, "currentOwners", kPath,
-                                            kMaxReservationListItems, objectReference);
+  auto current = detail::objectsOf<ObjectReference>(
+      status, "currentOwners", kPath, kMaxReservationListItems, detail::decodeObjectReference);
   if (!current)
     return current.error();
   out.current_owners = std::move(*current);
@@ -341,44 +193,7 @@ bool matchesController(const ReservationControllerReference& ref, const OwnerMat
 }  // namespace
 
 kube::Expected<Reservation> decodeReservation(const boost::json::value& v) {
-  if (!v.is_object())
-    return typeError("Reservation", "object", v);
-  const json::object& root = v.get_object();
-  Reservation out;
-
-  using F = kube::ObjectMetaFields;
-  kube::ObjectMeta meta;
-  if (auto ok =
-          kube::decodeObjectMeta(root,
-                                 {.members = F::kName | F::kUid | F::kResourceVersion | F::kLabels |
-                                             F::kCreationTimestamp | F::kDeletionTimestamp},
-                                 meta);
-      !ok) {
-    return ok.error();
-  }
-  out.name = std::move(meta.name);
-  out.uid = std::move(meta.uid);
-  out.resource_version = std::move(meta.resource_version);
-  out.labels = std::move(meta.labels);
-  out.creation_timestamp =
-      meta.creation_timestamp.value_or(std::chrono::system_clock::time_point{});
-  out.terminating = meta.deletion_timestamp.has_value();
-
-  auto spec = objectField(root, "spec", "");
-  if (!spec)
-    return spec.error();
-  if (*spec != nullptr) {
-    if (auto ok = decodeSpec(**spec, out); !ok)
-      return ok.error();
-  }
-  auto status = objectField(root, "status", "");
-  if (!status)
-    return status.error();
-  if (*status != nullptr) {
-    if (auto ok = decodeStatus(**status, out); !ok)
-      return ok.error();
-  }
-  return out;
+  return detail::decodeCrd<Reservation>(v, "Reservation", decodeSpec, decodeStatus);
 }
 
 std::optional<std::chrono::system_clock::time_point> Reservation::expiry() const {
@@ -393,11 +208,11 @@ std::optional<std::chrono::system_clock::time_point> Reservation::expiry() const
 }
 
 std::string_view toString(ReservationPhase phase) {
-  return nameOf<ReservationPhase>(kPhases, phase);
+  return detail::nameOf(kPhases, phase);
 }
 
 std::string_view toString(ReservationAllocatePolicy policy) {
-  return nameOf<ReservationAllocatePolicy>(kPolicies, policy);
+  return detail::nameOf(kPolicies, policy);
 }
 
 bool matchesOwners(const std::vector<ReservationOwner>& owners, const OwnerMatchPod& pod) {

@@ -13,7 +13,7 @@
 #include "koord/cgroup/cpu_topology.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
-#include "reservation_json.h"
+#include "object_fields.h"
 
 namespace koord::apis {
 

@@ -106,10 +106,17 @@ metrics::Registry& RoleApp::metrics() {
   return metrics::Registry::global();
 }
 
-uint16_t RoleApp::serveOps(const std::string& address, OpsEndpoints which) {
+uint16_t RoleApp::serveOps(const std::string& address, OpsEndpoints which, const TlsFiles* tls) {
   http::ServerOptions options;
   options.address = address;
   options.name = impl_->role;
+  if (tls != nullptr) {
+    options.tls.emplace();
+    options.tls->cert_file = tls->cert_file;
+    options.tls->key_file = tls->key_file;
+    options.tls->cert_pem = tls->cert_pem;
+    options.tls->key_pem = tls->key_pem;
+  }
   auto server = std::make_unique<http::Server>(impl_->reactor.context(), options);
   http::registerOpsHandlers(*server, impl_->health, metrics(), which);
   try {
@@ -121,11 +128,11 @@ uint16_t RoleApp::serveOps(const std::string& address, OpsEndpoints which) {
   http::Server* raw = server.get();
   impl_->reactor.onShutdown([raw] { raw->stop(); });
   impl_->servers.push_back(std::move(server));
-  KOORD_LOG_INFO("{}: serving {} on {} (port {})", impl_->role,
+  KOORD_LOG_INFO("{}: serving {} on {} (port {}{})", impl_->role,
                  which == OpsEndpoints::kAll       ? "/healthz, /readyz and /metrics"
                  : which == OpsEndpoints::kMetrics ? "/metrics"
                                                    : "/healthz and /readyz",
-                 address, port);
+                 address, port, tls != nullptr ? ", HTTPS" : "");
   return port;
 }
 

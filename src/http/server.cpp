@@ -217,12 +217,14 @@ class TlsContextProvider {
   }
 
   std::shared_ptr<ssl::context> buildOrThrow(std::string& error) const {
-    auto cert = readFile(config_.cert_file);
+    auto cert = config_.cert_pem.empty() ? readFile(config_.cert_file)
+                                         : Result<std::string>(config_.cert_pem);
     if (!cert) {
       error = fmt::format("reading {}: {}", config_.cert_file, cert.error().message());
       return nullptr;
     }
-    auto key = readFile(config_.key_file);
+    auto key =
+        config_.key_pem.empty() ? readFile(config_.key_file) : Result<std::string>(config_.key_pem);
     if (!key) {
       error = fmt::format("reading {}: {}", config_.key_file, key.error().message());
       return nullptr;

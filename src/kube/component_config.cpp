@@ -61,10 +61,68 @@ std::optional<int> portNumber(std::string_view port) {
   return n;
 }
 
-// v1beta1's defaulting, then its validation (IsValidSocketAddr). Kubernetes 1.20 replaced an
-// unparsable address with the default; here it is an error.
+constexpr std::string_view kNoServing =
+    "has no effect in koord, which serves /healthz and /metrics on --address/--port";
+constexpr std::string_view kNoProfiling =
+    "has no effect in koord, which serves no profiling endpoints";
+
+Expected<void> parseBindAddresses(const json::object& root, BindAddresses addresses,
+                                  ComponentBase& out) {
+  if (addresses == BindAddresses::kAbsent)
+    return {};
+  const std::string fallback = joinHostPort("0.0.0.0", kInsecureSchedulerPort);
+  for (auto [name, target] : {std::pair{"healthzBindAddress", &out.healthz_bind_address},
+                              std::pair{"metricsBindAddress", &out.metrics_bind_address}}) {
+    auto written = stringField(root, name, "");
+    if (!written)
+      return written.error();
+    // v1beta2's only values mean "off", which is what upstream did with them too.
+    if (addresses == BindAddresses::kV1beta2) {
+      if (auto r = v1beta2BindAddress(*written, name); !r)
+        return r.error();
+      continue;
+    }
+    auto address = v1beta1BindAddress(*written, name);
+    if (!address)
+      return address.error();
+    *target = std::move(*address);
+    if (*target != fallback)
+      out.inert_fields.push_back(fmt::format("{}: {:?} {}", name, **written, kNoServing));
+  }
+  return {};
+}
+
+Expected<void> parseProfiling(const json::object& root, ComponentBase& out) {
+  auto profiling = boolField(root, "enableProfiling", "");
+  if (!profiling)
+    return profiling.error();
+  out.enable_profiling = profiling->value_or(true);
+  auto contention = boolField(root, "enableContentionProfiling", "");
+  if (!contention)
+    return contention.error();
+  // Unset, contention profiling follows profiling (component-base's defaulting).
+  out.enable_contention_profiling = contention->value_or(out.enable_profiling);
+  if (!out.enable_profiling)
+    out.inert_fields.push_back(fmt::format("enableProfiling: false {}", kNoProfiling));
+  if (*contention && **contention != out.enable_profiling) {
+    out.inert_fields.push_back(
+        fmt::format("enableContentionProfiling: {} {}", **contention, kNoProfiling));
+  }
+  return {};
+}
 
 }  // namespace
+
+Expected<void> parseComponentBase(const json::object& root, BindAddresses addresses,
+                                  ComponentBase& out) {
+  if (auto r = parseLeaderElection(root, out.leader_election); !r)
+    return r.error();
+  if (auto r = parseClientConnection(root, out.client_connection); !r)
+    return r.error();
+  if (auto r = parseBindAddresses(root, addresses, out); !r)
+    return r.error();
+  return parseProfiling(root, out);
+}
 
 Expected<std::string> v1beta1BindAddress(const std::optional<std::string>& v,
                                          std::string_view path) {

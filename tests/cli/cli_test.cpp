@@ -31,8 +31,9 @@ int countLines(const std::string& s) {
 // A blocking HTTP GET for probing a role from the outside.
 class Prober {
  public:
-  Prober() : guard_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {
-    client_ = std::make_unique<koord::http::Client>(io_, koord::http::ClientOptions{});
+  explicit Prober(koord::http::ClientOptions options = {})
+      : guard_(boost::asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {
+    client_ = std::make_unique<koord::http::Client>(io_, std::move(options));
   }
   ~Prober() {
     client_.reset();
@@ -394,6 +395,70 @@ maxNoOfPodsToEvictPerNode: 2
   CHECK(out.find(R"("maxNoOfPodsToEvictPerNode":2)") != std::string::npos);
   CHECK(out.find(R"("resourceName":"koord-descheduler")") != std::string::npos);
   CHECK(out.find(R"("name":"koord-descheduler")") != std::string::npos);
+}
+
+TEST_CASE(
+    "koord descheduler serves health and metrics over HTTPS on --secure-port with a self-signed "
+    "certificate kept in --cert-dir",
+    "[cli]") {
+  const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                          "/koord-cli-descheduler-tls";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream kc(dir + "/kubeconfig");
+    kc << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+       << "clusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:"
+       << koord::testing::freeLoopbackPort() << "\n    insecure-skip-tls-verify: true\n"
+       << "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
+       << "users:\n- name: u\n  user:\n    token: t\n";
+    std::ofstream cfg(dir + "/config.yaml");
+    cfg << "apiVersion: descheduler/v1alpha2\nkind: DeschedulerConfiguration\n"
+        << "clientConnection: {kubeconfig: " << dir << "/kubeconfig}\n";
+  }
+  const int port = koord::testing::freeLoopbackPort();
+  koord::testing::Subprocess descheduler(
+      {bin("koord"), "descheduler", "--config=" + dir + "/config.yaml", "--port=0",
+       "--bind-address=127.0.0.1", "--secure-port=" + std::to_string(port),
+       "--cert-dir=" + dir + "/certs", "--tls-min-version=VersionTLS12"});
+  koord::http::ClientOptions tls;
+  tls.insecure_skip_verify = true;
+  Prober probe(tls);
+  const std::string base = "https://127.0.0.1:" + std::to_string(port);
+  auto healthz = probe.waitFor(base + "/healthz");
+  REQUIRE(healthz.has_value());
+  CHECK(healthz->status == 200);
+  auto metrics = probe.get(base + "/metrics");
+  REQUIRE(metrics.has_value());
+  CHECK(metrics->status == 200);
+  CHECK(std::filesystem::exists(dir + "/certs/apiserver.crt"));
+  CHECK(std::filesystem::exists(dir + "/certs/apiserver.key"));
+  // Plain HTTP on the secure port gets no answer.
+  Prober plain;
+  CHECK_FALSE(plain.get("http://127.0.0.1:" + std::to_string(port) + "/healthz").has_value());
+  descheduler.signal(SIGTERM);
+  auto r = descheduler.wait(15s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("descheduler: flag --tls-min-version has no effect in koord") !=
+        std::string::npos);
+
+  // Without --cert-dir the pair lives in memory (the root filesystem may be read-only).
+  const int port2 = koord::testing::freeLoopbackPort();
+  koord::testing::Subprocess in_memory(
+      {bin("koord"), "descheduler", "--config=" + dir + "/config.yaml", "--port=0",
+       "--bind-address=127.0.0.1", "--secure-port=" + std::to_string(port2)},
+      {{"TMPDIR", dir + "/no-such-dir"}});
+  auto again = probe.waitFor("https://127.0.0.1:" + std::to_string(port2) + "/healthz");
+  REQUIRE(again.has_value());
+  CHECK(again->status == 200);
+  in_memory.signal(SIGTERM);
+  CHECK(in_memory.wait(15s).exit_code == 0);
+
+  auto half = run({bin("koord"), "descheduler", "--tls-cert-file=" + dir + "/certs/apiserver.crt"});
+  CHECK(half.exit_code == 2);
+  CHECK(half.err.find("--tls-private-key-file") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("koord descheduler refuses a bad configuration at startup, naming the field", "[cli]") {

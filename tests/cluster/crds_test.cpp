@@ -1,7 +1,8 @@
 // deploy/'s CRDs and PriorityClasses on the real apiserver that cluster.sh starts: the
 // apiserver accepts the manifests, establishes the CRDs, and objects shaped as koord writes them
 // (NodeMetric status through the subresource, a NodeSLO spec from apis::nodeSLOSpec, a
-// ClusterColocationProfile, a Reservation) come back without losing a field to pruning.
+// ClusterColocationProfile, a Reservation, a PodGroup, an ElasticQuota and its profile with the
+// status patches koord builds) come back without losing a field to pruning.
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -14,6 +15,9 @@
 
 #include "cluster_api.h"
 #include "cluster_env.h"
+#include "koord/apis/elastic_quota.h"
+#include "koord/apis/elastic_quota_profile.h"
+#include "koord/apis/pod_group.h"
 #include "koord/apis/slo_config.h"
 #include "koord/kube/rest_client.h"
 #include "manifests.h"
@@ -37,6 +41,13 @@ namespace {
 using Api = koord::testing::KubeApi;
 using koord::testing::named;
 using namespace koord::testing::resources;
+
+// scheduler-plugins' kinds and the quota profile, namespaced; their objects go to "default".
+const ResourceRef kPodGroups{"scheduling.sigs.k8s.io", "v1alpha1", "podgroups", "default", "", ""};
+const ResourceRef kElasticQuotas{
+    "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", "default", "", ""};
+const ResourceRef kElasticQuotaProfiles{
+    "quota.koordinator.sh", "v1alpha1", "elasticquotaprofiles", "default", "", ""};
 
 // Discovery of a new group can lag Established by a moment; a NotFound is retried briefly.
 ApiResult<json::value> createRetrying(Api& api, const ResourceRef& ref, const json::value& body) {
@@ -73,7 +84,9 @@ void applyAllCRDs(Api& api) {
        {"slo.koordinator.sh_nodemetrics.yaml", "slo.koordinator.sh_nodeslos.yaml",
         "config.koordinator.sh_clustercolocationprofiles.yaml",
         "scheduling.koordinator.sh_devices.yaml", "scheduling.koordinator.sh_reservations.yaml",
-        "scheduling.koordinator.sh_podmigrationjobs.yaml"}) {
+        "scheduling.koordinator.sh_podmigrationjobs.yaml", "scheduling.sigs.k8s.io_podgroups.yaml",
+        "scheduling.sigs.k8s.io_elasticquotas.yaml",
+        "quota.koordinator.sh_elasticquotaprofiles.yaml"}) {
     koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
   }
 }
@@ -486,6 +499,167 @@ TEST_CASE("a Reservation keeps its spec and status, with Koordinator's defaults"
                      PatchType::kMergePatch, json::object{{"status", {{"phase", "Running"}}}});
   REQUIRE_FALSE(bad_phase.has_value());
   CHECK(bad_phase.error().code == 422);
+}
+
+TEST_CASE("a PodGroup keeps its spec and takes koord's status patch on the object itself",
+          "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const std::string name = uniqueName("koord-crds-podgroup");
+  auto ref = named(kPodGroups, name, "default");
+  json::object spec{{"minMember", 3},
+                    {"minResources", {{"cpu", "3"}, {"memory", 3221225472}}},
+                    {"scheduleTimeoutSeconds", 60},
+                    {"notInTheSchema", true}};
+  json::value group = json::object{
+      {"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
+      {"kind", "PodGroup"},
+      {"metadata",
+       {{"name", name},
+        {"annotations", {{"gang.scheduling.koordinator.sh/groups", R"(["default/a"])"}}}}},
+      {"spec", spec},
+      // Kept on create: as in Koordinator, status has no subresource.
+      {"status", {{"phase", "Pending"}, {"notInTheSchema", 1}}}};
+  auto created = ok(createRetrying(api, kPodGroups, group), "create PodGroup");
+  cleanup.add(ref);
+  spec.erase("notInTheSchema");
+  CHECK(created.at("spec") == json::value(spec));
+  CHECK(created.at("status") == json::value(json::object{{"phase", "Pending"}}));
+
+  koord::apis::PodGroupStatus status;
+  status.phase = koord::apis::PodGroupPhase::kScheduling;
+  status.occupied_by = "default/job";
+  status.scheduled = 2;
+  status.running = 1;
+  status.failed = 1;
+  status.schedule_start_time =
+      std::chrono::system_clock::time_point(std::chrono::seconds(1714557605));
+  auto written = ok(api->patchSync(ref, PatchType::kMergePatch,
+                                   koord::apis::podGroupStatusPatch(
+                                       status, str(created, {"metadata", "resourceVersion"}))),
+                    "patch PodGroup status");
+  CHECK(written.at("spec") == json::value(spec));
+  auto decoded = koord::apis::decodePodGroup(written);
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->status == status);
+  CHECK(decoded->namespace_ == "default");
+  CHECK(decoded->min_member == 3);
+  CHECK(decoded->schedule_timeout_seconds == 60);
+  CHECK(decoded->annotations.at("gang.scheduling.koordinator.sh/groups") == R"(["default/a"])");
+  // Zero counts are removed, as Koordinator's omitempty patch removes them.
+  CHECK_FALSE(written.at("status").as_object().contains("succeeded"));
+
+  // The schema is enforced: a count that is no integer is Invalid.
+  auto invalid =
+      api->patchSync(ref, PatchType::kMergePatch, json::object{{"spec", {{"minMember", "three"}}}});
+  REQUIRE_FALSE(invalid.has_value());
+  CHECK(invalid.error().code == 422);
+}
+
+TEST_CASE("an ElasticQuota keeps min, max, used and Koordinator's labels and annotations",
+          "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const std::string name = uniqueName("koord-crds-quota");
+  auto ref = named(kElasticQuotas, name, "default");
+  json::object spec{{"min", {{"cpu", "2"}, {"memory", "4Gi"}}},
+                    {"max", {{"cpu", 10}, {"memory", "20Gi"}, {"nvidia.com/gpu", "4"}}},
+                    {"notInTheSchema", true}};
+  json::value quota =
+      json::object{{"apiVersion", "scheduling.sigs.k8s.io/v1alpha1"},
+                   {"kind", "ElasticQuota"},
+                   {"metadata",
+                    {{"name", name},
+                     {"labels",
+                      {{"quota.scheduling.koordinator.sh/parent", "koordinator-root-quota"},
+                       {"quota.scheduling.koordinator.sh/is-parent", "false"},
+                       {"quota.scheduling.koordinator.sh/allow-lent-resource", "false"}}},
+                     {"annotations",
+                      {{"quota.scheduling.koordinator.sh/shared-weight", R"({"cpu":"4"})"},
+                       {"quota.scheduling.koordinator.sh/namespaces", R"(["default"])"}}}}},
+                   {"spec", spec},
+                   {"status", {{"used", {{"cpu", "1"}, {"memory", "1Gi"}}}}}};
+  auto created = ok(createRetrying(api, kElasticQuotas, quota), "create ElasticQuota");
+  cleanup.add(ref);
+  spec.erase("notInTheSchema");
+  CHECK(created.at("spec") == json::value(spec));
+  auto before = koord::apis::decodeElasticQuota(created);
+  REQUIRE(before.has_value());
+  CHECK_FALSE(before->allow_lent_resource);
+  CHECK(before->namespaces == std::vector<std::string>{"default"});
+  CHECK(before->shared_weight.at("cpu") == koord::kube::Quantity::fromInt(4));
+  CHECK(before->used.size() == 2);
+
+  koord::apis::ElasticQuotaStatusUpdate update;
+  update.used = koord::kube::ResourceList{{"cpu", koord::kube::Quantity::fromMilli(1500)}};
+  update.runtime = koord::kube::ResourceList{{"cpu", koord::kube::Quantity::fromInt(3)}};
+  update.request = koord::kube::ResourceList{};
+  auto written = ok(api->patchSync(ref, PatchType::kMergePatch,
+                                   koord::apis::elasticQuotaStatusPatch(*before, update)),
+                    "patch ElasticQuota status and annotations");
+  auto after = koord::apis::decodeElasticQuota(written);
+  REQUIRE(after.has_value());
+  CHECK(after->used == *update.used);  // memory removed, cpu replaced
+  auto runtime =
+      koord::apis::quotaResourceAnnotation(after->annotations, koord::apis::kAnnotationRuntime);
+  REQUIRE(runtime.has_value());
+  CHECK(*runtime == *update.runtime);
+  CHECK(after->annotations.at(std::string(koord::apis::kAnnotationRequest)) == "{}");
+  CHECK(after->annotations.at(std::string(koord::apis::kAnnotationSharedWeight)) ==
+        R"({"cpu":"4"})");
+  CHECK(written.at("spec") == json::value(spec));
+
+  auto invalid = api->patchSync(ref, PatchType::kMergePatch,
+                                json::object{{"spec", {{"max", {{"cpu", "ten"}}}}}});
+  REQUIRE_FALSE(invalid.has_value());
+  CHECK(invalid.error().code == 422);
+}
+
+TEST_CASE("an ElasticQuotaProfile keeps its spec; quotaName and nodeSelector are required",
+          "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const std::string name = uniqueName("koord-crds-quotaprofile");
+  auto ref = named(kElasticQuotaProfiles, name, "default");
+  json::object spec{
+      {"quotaName", "gpu-root"},
+      {"quotaLabels", {{"quota.scheduling.koordinator.sh/is-parent", "true"}}},
+      {"resourceRatio", "0.9"},
+      {"nodeSelector",
+       {{"matchLabels", {{"pool", "gpu"}}},
+        {"matchExpressions",
+         json::array{{{"key", "zone"}, {"operator", "In"}, {"values", json::array{"a"}}}}}}},
+      {"notInTheSchema", 1}};
+  json::value profile = json::object{{"apiVersion", "quota.koordinator.sh/v1alpha1"},
+                                     {"kind", "ElasticQuotaProfile"},
+                                     {"metadata", {{"name", name}}},
+                                     {"spec", spec}};
+  auto created =
+      ok(createRetrying(api, kElasticQuotaProfiles, profile), "create ElasticQuotaProfile");
+  cleanup.add(ref);
+  spec.erase("notInTheSchema");
+  CHECK(created.at("spec") == json::value(spec));
+  auto decoded = koord::apis::decodeElasticQuotaProfile(created);
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->resourceRatio() == 0.9);
+  CHECK(decoded->node_selector_compiled.matches({{"pool", "gpu"}, {"zone", "a"}}));
+
+  for (const char* required : {"quotaName", "nodeSelector"}) {
+    INFO(required);
+    json::value missing = profile;
+    missing.at("metadata").as_object()["name"] = uniqueName("koord-crds-quotaprofile");
+    missing.at("spec").as_object().erase(required);
+    auto refused = api->createSync(kElasticQuotaProfiles, missing);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == 422);
+    CHECK_THAT(refused.error().message, Catch::Contains(std::string("spec.") + required));
+  }
 }
 
 TEST_CASE("deploy/priority-classes.yaml gives Koordinator's four classes", "[cluster]") {

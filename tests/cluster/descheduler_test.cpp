@@ -95,6 +95,7 @@ void writeDeschedulerConfig(const std::filesystem::path& path, const std::string
        "      apiVersion: descheduler/v1alpha2\n"
        "      kind: MigrationControllerArgs\n"
        "      skipCheckExpectedReplicas: true\n"
+       "      maxConcurrentReconciles: 2\n"
        "      evictQPS: \"100\"\n"
        "      evictBurst: 10\n"
        "      namespaces: {include: ["
@@ -105,9 +106,10 @@ struct Descheduler {
   int port = koord::testing::freeLoopbackPort();
   std::unique_ptr<koord::testing::Subprocess> process;
   explicit Descheduler(const std::string& config) {
-    process = std::make_unique<koord::testing::Subprocess>(
-        std::vector<std::string>{koord::testing::koordBinary(), "descheduler", "--config=" + config,
-                                 "--address=127.0.0.1", "--port=" + std::to_string(port), "-v=4"});
+    process = std::make_unique<koord::testing::Subprocess>(std::vector<std::string>{
+        koord::testing::koordBinary(), "descheduler", "--config=" + config, "--address=127.0.0.1",
+        "--port=" + std::to_string(port), "--bind-address=127.0.0.1",
+        "--secure-port=" + std::to_string(koord::testing::freeLoopbackPort()), "-v=4"});
   }
   ~Descheduler() {
     if (std::uncaught_exceptions() == 0)
@@ -178,27 +180,52 @@ std::string jobPhase(koord::kube::RestClient& api, const std::string& name) {
   return j ? str(*j, {"status", "phase"}) : "";
 }
 
+// Hollow nodes labelled for one test, the CRDs, a namespace, and koord-scheduler and (once
+// started) koord-descheduler, both configured for that namespace.
+struct MigrationCluster {
+  const std::string id = uniqueName("d");
+  koord::testing::HollowNodes nodes;
+  KubeApi api{tokenConfig()};
+  TestNamespace ns;
+  const std::filesystem::path sched_config =
+      std::filesystem::temp_directory_path() / (id + "-scheduler.yaml");
+  const std::filesystem::path desched_config =
+      std::filesystem::temp_directory_path() / (id + "-descheduler.yaml");
+  std::unique_ptr<koord::testing::SchedulerProcess> scheduler;
+  std::unique_ptr<Descheduler> descheduler;
+
+  static koord::testing::HollowNodeOptions nodeOptions(int count, const std::string& id) {
+    koord::testing::HollowNodeOptions opts;
+    opts.count = count;
+    opts.labels = {{kNodeLabel, id}};
+    return opts;
+  }
+  MigrationCluster(int node_count, const std::string& ns_prefix)
+      : nodes(nodeOptions(node_count, id)), ns((koord::testing::applyCrds(*api), *api), ns_prefix) {
+    writeSchedulerConfig(sched_config, ns.name());
+    writeDeschedulerConfig(desched_config, ns.name(), ns.name());
+    scheduler = std::make_unique<koord::testing::SchedulerProcess>(sched_config.string());
+  }
+  ~MigrationCluster() {
+    descheduler.reset();
+    scheduler.reset();
+    std::filesystem::remove(sched_config);
+    std::filesystem::remove(desched_config);
+  }
+  void startDescheduler() { descheduler = std::make_unique<Descheduler>(desched_config.string()); }
+};
+
 }  // namespace
 
 TEST_CASE(
     "a ReservationFirst PodMigrationJob reserves, evicts and the replacement takes the "
     "reservation",
     "[descheduler-migration]") {
-  koord::testing::HollowNodeOptions opts;
-  opts.count = 3;
-  const std::string id = uniqueName("d");
-  opts.labels = {{kNodeLabel, id}};
-  koord::testing::HollowNodes nodes(opts);
-  KubeApi api(tokenConfig());
-  koord::testing::applyCrds(*api);
-  TestNamespace ns(*api, "desched-pmj");
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto sched_config = dir / (id + "-scheduler.yaml");
-  const auto desched_config = dir / (id + "-descheduler.yaml");
-  writeSchedulerConfig(sched_config, ns.name());
-  writeDeschedulerConfig(desched_config, ns.name(), ns.name());
-  koord::testing::SchedulerProcess scheduler(sched_config.string());
-  Descheduler descheduler(desched_config.string());
+  MigrationCluster c(3, "desched-pmj");
+  auto& api = c.api;
+  auto& ns = c.ns;
+  const std::string& id = c.id;
+  c.startDescheduler();
 
   ok(api->createSync(named(kReplicaSets, "", ns.name()), replicaSet("web", ns.name(), id, 2)),
      "create the ReplicaSet");
@@ -253,26 +280,14 @@ TEST_CASE(
   }
   ok(api->removeSync(named(kJobs, job)), "delete the job");
   (void)api->removeSync(named(kReservations, reservation));
-  std::filesystem::remove(sched_config);
-  std::filesystem::remove(desched_config);
 }
 
 TEST_CASE("a PodDisruptionBudget keeps an EvictDirectly job's pod: 429s, never a DELETE",
           "[descheduler-migration]") {
-  koord::testing::HollowNodeOptions opts;
-  opts.count = 3;
-  const std::string id = uniqueName("d");
-  opts.labels = {{kNodeLabel, id}};
-  koord::testing::HollowNodes nodes(opts);
-  KubeApi api(tokenConfig());
-  koord::testing::applyCrds(*api);
-  TestNamespace ns(*api, "desched-pdb");
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto sched_config = dir / (id + "-scheduler.yaml");
-  const auto desched_config = dir / (id + "-descheduler.yaml");
-  writeSchedulerConfig(sched_config, ns.name());
-  writeDeschedulerConfig(desched_config, ns.name(), ns.name());
-  koord::testing::SchedulerProcess scheduler(sched_config.string());
+  MigrationCluster c(3, "desched-pdb");
+  auto& api = c.api;
+  auto& ns = c.ns;
+  const std::string& id = c.id;
 
   ok(api->createSync(named(kReplicaSets, "", ns.name()), replicaSet("db", ns.name(), id, 2)),
      "create the ReplicaSet");
@@ -302,7 +317,7 @@ TEST_CASE("a PodDisruptionBudget keeps an EvictDirectly job's pod: 429s, never a
     return healthy != nullptr && healthy->is_int64() && healthy->as_int64() == 2 &&
            allowed != nullptr && allowed->is_int64() && allowed->as_int64() == 0;
   }));
-  Descheduler descheduler(desched_config.string());
+  c.startDescheduler();
   const RunningPod victim = pods.front();
   const std::string job = uniqueName("pmj");
   ok(api->createSync(kJobs, migrationJob(job, ns.name(), victim, "EvictDirectly")),
@@ -328,8 +343,85 @@ TEST_CASE("a PodDisruptionBudget keeps an EvictDirectly job's pod: 429s, never a
   CHECK(alive);
   CHECK(jobPhase(*api, job) == "Running");
   ok(api->removeSync(named(kJobs, job)), "delete the job");
-  std::filesystem::remove(sched_config);
-  std::filesystem::remove(desched_config);
+}
+
+TEST_CASE(
+    "the koordinator.sh/evict-policy label picks Delete or SoftEviction; a job ends once its pod "
+    "is gone",
+    "[descheduler-migration]") {
+  MigrationCluster c(2, "desched-policy");
+  auto& api = c.api;
+  auto& ns = c.ns;
+  const std::string& id = c.id;
+  c.startDescheduler();
+
+  ok(api->createSync(named(kReplicaSets, "", ns.name()), replicaSet("app", ns.name(), id, 2)),
+     "create the ReplicaSet");
+  std::vector<RunningPod> pods;
+  REQUIRE(eventually(180s, [&] {
+    pods = runningPods(*api, ns.name(), "app");
+    return pods.size() == 2;
+  }));
+  const RunningPod deleted = pods[0];
+  const RunningPod soft = pods[1];
+
+  // The job's label asks for a Delete, with the job's own deleteOptions.
+  const std::string delete_job = uniqueName("pmj");
+  auto body = migrationJob(delete_job, ns.name(), deleted, "EvictDirectly");
+  body["metadata"].as_object()["labels"] = json::object{{"koordinator.sh/evict-policy", "Delete"}};
+  body["spec"].as_object()["deleteOptions"] = json::object{{"gracePeriodSeconds", 0}};
+  ok(api->createSync(kJobs, body), "create the Delete job");
+  REQUIRE(eventually(120s, [&] { return jobPhase(*api, delete_job) == "Succeeded"; }));
+  auto done = ok(api->getSync(named(kJobs, delete_job)), "read the job");
+  INFO(json::serialize(done));
+  bool evict_complete = false;
+  for (const auto& c : done.at("status").at("conditions").as_array())
+    evict_complete =
+        evict_complete || (str(c, {"type"}) == "Eviction" && str(c, {"status"}) == "True" &&
+                           str(c, {"reason"}) == "EvictComplete");
+  CHECK(evict_complete);
+  bool saw_delete = false;
+  for (const auto& e : auditEntries("koord-descheduler")) {
+    if (e.resource != "pods" || e.name != deleted.name)
+      continue;
+    CHECK(e.subresource.empty());
+    saw_delete = saw_delete || (e.verb == "delete" && e.code == 200);
+  }
+  CHECK(saw_delete);
+
+  // The pod's label asks for a soft eviction: the pod is marked, stays, and the job waits.
+  ok(api->patchSync(
+         named(kPods, soft.name, ns.name()), koord::kube::PatchType::kMergePatch,
+         json::object{
+             {"metadata", {{"labels", {{"koordinator.sh/evict-policy", "SoftEviction"}}}}}}),
+     "label the pod");
+  const std::string soft_job = uniqueName("pmj");
+  ok(api->createSync(kJobs, migrationJob(soft_job, ns.name(), soft, "EvictDirectly")),
+     "create the SoftEviction job");
+  REQUIRE(eventually(60s, [&] {
+    auto p = api->getSync(named(kPods, soft.name, ns.name()));
+    return p &&
+           !str(*p, {"metadata", "annotations", "scheduling.koordinator.sh/soft-eviction"}).empty();
+  }));
+  std::this_thread::sleep_for(3s);
+  auto still = ok(api->getSync(named(kPods, soft.name, ns.name())), "read the pod");
+  CHECK(str(still, {"metadata", "uid"}) == soft.uid);
+  CHECK_FALSE(still.at("metadata").as_object().contains("deletionTimestamp"));
+  auto waiting = ok(api->getSync(named(kJobs, soft_job)), "read the job");
+  CHECK(str(waiting, {"status", "phase"}) == "Running");
+  CHECK(str(waiting, {"status", "reason"}) == "Evicting");
+  for (const auto& e : auditEntries("koord-descheduler")) {
+    if (e.resource == "pods" && e.name == soft.name)
+      CHECK(e.verb == "patch");
+  }
+  // What the workload's own controller would do on the mark; then the job completes.
+  koord::kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ok(api->removeSync(named(kPods, soft.name, ns.name()), now), "delete the marked pod");
+  REQUIRE(eventually(60s, [&] { return jobPhase(*api, soft_job) == "Succeeded"; }));
+
+  ok(api->removeSync(named(kJobs, delete_job)), "delete a job");
+  ok(api->removeSync(named(kJobs, soft_job)), "delete a job");
 }
 
 TEST_CASE(
@@ -381,6 +473,54 @@ TEST_CASE(
       CHECK(e.subresource == "eviction");
       CHECK(e.code == 409);
     }
+  }
+  SECTION("Delete and SoftEviction are bound to the UID too") {
+    auto first = bare("victim");
+    p.uid = str(first, {"metadata", "uid"});
+    ok(api->removeSync(named(kPods, "victim", ns.name())), "delete the first pod");
+    REQUIRE(eventually(30s, [&] { return !api->getSync(named(kPods, "victim", ns.name())); }));
+    auto second = bare("victim");
+    koord::roles::descheduler::ApiPodEvictor evictor(
+        *client, recorder, [] { return std::optional<std::string>("policy/v1beta1"); }, false);
+    koord::roles::descheduler::EvictOptions del{"Test", "uid precondition"};
+    del.method = koord::roles::descheduler::EvictionMethod::kDelete;
+    CHECK_FALSE(evictor.evict(p, del));
+    koord::roles::descheduler::EvictOptions soft{"Test", "uid precondition"};
+    soft.method = koord::roles::descheduler::EvictionMethod::kSoftEviction;
+    CHECK_FALSE(evictor.evict(p, soft));
+    auto now = api->getSync(named(kPods, "victim", ns.name()));
+    REQUIRE(now.has_value());
+    CHECK(str(*now, {"metadata", "uid"}) == str(second, {"metadata", "uid"}));
+    CHECK_FALSE(now->at("metadata").as_object().contains("deletionTimestamp"));
+    CHECK(
+        str(*now, {"metadata", "annotations", "scheduling.koordinator.sh/soft-eviction"}).empty());
+    std::vector<koord::testing::AuditEntry> calls;
+    REQUIRE(eventually(30s, [&] {
+      calls = auditEntries(agent);
+      return calls.size() >= 2;
+    }));
+    for (const auto& e : calls) {
+      INFO(e.verb);
+      CHECK(e.subresource.empty());
+      CHECK(e.code >= 400);
+    }
+  }
+  SECTION("SoftEviction marks the pod and leaves it running") {
+    auto pod = bare("victim");
+    p.uid = str(pod, {"metadata", "uid"});
+    koord::roles::descheduler::ApiPodEvictor evictor(
+        *client, recorder, [] { return std::optional<std::string>("policy/v1beta1"); }, false);
+    koord::roles::descheduler::EvictOptions soft{"LowNodeLoad", "node is hot"};
+    soft.method = koord::roles::descheduler::EvictionMethod::kSoftEviction;
+    CHECK(evictor.evict(p, soft));
+    auto now = ok(api->getSync(named(kPods, "victim", ns.name())), "read the pod");
+    CHECK_FALSE(now.at("metadata").as_object().contains("deletionTimestamp"));
+    const auto spec = json::parse(
+        str(now, {"metadata", "annotations", "scheduling.koordinator.sh/soft-eviction"}));
+    CHECK(str(spec, {"initiator"}) == "LowNodeLoad");
+    CHECK(str(spec, {"reason"}) == "node is hot");
+    CHECK_FALSE(str(spec, {"timestamp"}).empty());
+    CHECK(str(spec, {"deleteOptions", "preconditions", "uid"}) == p.uid);
   }
   SECTION("dry run makes no call") {
     auto pod = bare("victim");

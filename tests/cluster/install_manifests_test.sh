@@ -210,7 +210,7 @@ if render_and_apply default; then
   }
   expect "default: the koordlet on the host's network (not its PIDs), NODE_NAME from the pod" \
     default_koordlet
-  expect "default: the six CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 6
+  expect "default: the nine CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 9
   no_monitor() { ! grep -q '^kind: ServiceMonitor$' "$work/default.yaml"; }
   expect "default: no koordlet ServiceMonitor" no_monitor
   no_network_policy() { ! grep -q '^kind: NetworkPolicy$' "$work/default.yaml"; }
@@ -354,9 +354,9 @@ fi
 crds_of() { grep '^CustomResourceDefinition|' "$1" | cut -d'|' -f3 | tr '\n' ' ' || true; }
 if render_and_apply crds-some \
   --set crds.managed=true,crds.nodemetrics=false,crds.devices=false; then
-  expect "crds.nodemetrics=false,crds.devices=false: clustercolocationprofiles, nodeslos, podmigrationjobs, reservations" \
+  expect "crds.nodemetrics=false,crds.devices=false: clustercolocationprofiles, elasticquotaprofiles, elasticquotas, nodeslos, podgroups, podmigrationjobs, reservations" \
     test "$(crds_of "$work/crds-some.sum")" = \
-    "clustercolocationprofiles.config.koordinator.sh nodeslos.slo.koordinator.sh podmigrationjobs.scheduling.koordinator.sh reservations.scheduling.koordinator.sh "
+    "clustercolocationprofiles.config.koordinator.sh elasticquotaprofiles.quota.koordinator.sh elasticquotas.scheduling.sigs.k8s.io nodeslos.slo.koordinator.sh podgroups.scheduling.sigs.k8s.io podmigrationjobs.scheduling.koordinator.sh reservations.scheduling.koordinator.sh "
 fi
 if render_and_apply crds-none --set crds.managed=false; then
   expect "crds.managed=false: no CRDs" test -z "$(crds_of "$work/crds-none.sum")"

@@ -17,11 +17,11 @@
 #include <string_view>
 #include <vector>
 
+#include "api_object_input.h"
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
 #include "koord/apis/node_metric.h"
 #include "koord/apis/slo_config.h"
-#include "koord/kube/json_limits.h"
 #include "noderesource/batch_resource.h"
 #include "noderesource/node_view.h"
 #include "statesinformer/node_info.h"
@@ -182,46 +182,18 @@ void batch(const json::value& v) {
   }
 }
 
+void managerPod(const json::value& v) {
+  (void)noderesource::decodePodView(v);
+}
+
+// In the order of the selector byte.
+constexpr koord::fuzz::ApiObjectCheck kChecks[] = {
+    schedulerPod, schedulerNode, koordletPod, koordletPodList, koordletNode,
+    managerNode,  managerPod,    nodeMetric,  batch,
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size == 0)
-    return 0;
-  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  boost::system::error_code ec;
-  // The informers' parse options: objects as deep as the API server may store them.
-  const json::value v =
-      json::parse(text, ec, json::storage_ptr(), koord::kube::apiObjectParseOptions());
-  if (ec)
-    return 0;
-  switch (data[0] % 9) {
-    case 0:
-      schedulerPod(v);
-      break;
-    case 1:
-      schedulerNode(v);
-      break;
-    case 2:
-      koordletPod(v);
-      break;
-    case 3:
-      koordletPodList(v);
-      break;
-    case 4:
-      koordletNode(v);
-      break;
-    case 5:
-      managerNode(v);
-      break;
-    case 6:
-      (void)noderesource::decodePodView(v);
-      break;
-    case 7:
-      nodeMetric(v);
-      break;
-    default:
-      batch(v);
-      break;
-  }
-  return 0;
+  return koord::fuzz::runApiObjectCheck(data, size, kChecks);
 }

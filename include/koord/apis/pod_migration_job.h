@@ -88,17 +88,7 @@ struct DeleteOptions {
   friend bool operator==(const DeleteOptions&, const DeleteOptions&) = default;
 };
 
-struct PodMigrationJobCondition {
-  std::string type;
-  std::string status;  // "True", "False", "Unknown"
-  std::string reason;
-  std::string message;
-  std::optional<std::chrono::system_clock::time_point> last_probe_time;
-  std::optional<std::chrono::system_clock::time_point> last_transition_time;
-
-  friend bool operator==(const PodMigrationJobCondition&,
-                         const PodMigrationJobCondition&) = default;
-};
+using PodMigrationJobCondition = StatusCondition;
 
 /// status.preemptedPodsReservation[] (singular on the wire, as Koordinator spells it).
 struct PreemptedPodReservation {

@@ -81,14 +81,19 @@ struct ReservationOwner {
   std::optional<kube::Selector> selector;
 };
 
-struct ReservationCondition {
+/// A status.conditions[] item, the same in both of the group's CRDs (ReservationCondition,
+/// PodMigrationJobCondition).
+struct StatusCondition {
   std::string type;
   std::string status;  // "True", "False", "Unknown"
   std::string reason;
   std::string message;
   std::optional<std::chrono::system_clock::time_point> last_probe_time;
   std::optional<std::chrono::system_clock::time_point> last_transition_time;
+
+  friend bool operator==(const StatusCondition&, const StatusCondition&) = default;
 };
+using ReservationCondition = StatusCondition;
 
 struct Reservation {
   std::string name;

@@ -76,9 +76,20 @@ class RoleApp {
   Health& health();
   metrics::Registry& metrics();
 
-  /// Starts an HTTP server on `address` ("host:port" or ":port") for the chosen endpoints.
-  /// Throws ConfigError if it cannot bind. Returns the bound port (useful with port 0).
-  uint16_t serveOps(const std::string& address, OpsEndpoints which = OpsEndpoints::kAll);
+  /// A serving certificate chain and its key: PEM files (reloaded when they change), or PEM
+  /// text held in memory.
+  struct TlsFiles {
+    std::string cert_file;
+    std::string key_file;
+    std::string cert_pem;
+    std::string key_pem;
+  };
+
+  /// Starts an HTTP server on `address` ("host:port" or ":port") for the chosen endpoints, over
+  /// TLS when `tls` is given. Throws ConfigError if it cannot bind. Returns the bound port
+  /// (useful with port 0).
+  uint16_t serveOps(const std::string& address, OpsEndpoints which = OpsEndpoints::kAll,
+                    const TlsFiles* tls = nullptr);
 
   /// Logs the start line and runs until SIGTERM/SIGINT; returns the exit code.
   int run();

@@ -33,6 +33,10 @@ struct TlsServerConfig {
   /// With client_ca_file: when not empty, the client certificate's subject CN must also be one
   /// of these, so that a CA shared with other clients does not admit them all.
   std::vector<std::string> client_common_names{};
+  /// In-memory PEM used instead of cert_file/key_file when set (a self-signed pair that lives
+  /// only as long as the process); never reloaded.
+  std::string cert_pem{};
+  std::string key_pem{};
 };
 
 struct ServerOptions {

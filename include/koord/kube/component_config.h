@@ -1,6 +1,6 @@
-// component-base's ClientConnection and LeaderElection sections of a component's configuration
-// file (kube-scheduler's defaults, which a caller may change before parsing), their validation,
-// and the healthz/metrics bind addresses of v1beta1/v1beta2-style configurations.
+// component-base's ClientConnection, LeaderElection and Debugging sections of a component's
+// configuration file (kube-scheduler's defaults, which a caller may change before parsing), their
+// validation, and the healthz/metrics bind addresses of v1beta1/v1beta2-style configurations.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "koord/kube/error.h"
 
@@ -35,6 +36,34 @@ struct LeaderElection {
   std::string resource_name = "kube-scheduler";
   std::string resource_namespace = "kube-system";
 };
+
+/// The top-level fields kube-scheduler's configuration and Koordinator's DeschedulerConfiguration
+/// share. A role's configuration derives from it, so each reads them as its own members.
+struct ComponentBase {
+  ClientConnection client_connection;
+  LeaderElection leader_election;
+  /// Defaulted host:port where the version has the fields as v1beta1 had them; empty otherwise.
+  std::string healthz_bind_address;
+  std::string metrics_bind_address;
+  bool enable_profiling = true;
+  /// Unset in the file: follows enable_profiling.
+  bool enable_contention_profiling = true;
+  /// One line per field the file sets to a non-default value that koord accepts but does not act
+  /// on: it serves /healthz and /metrics on --address/--port and has no profiling endpoints.
+  std::vector<std::string> inert_fields;
+};
+
+/// How a configuration's apiVersion reads healthzBindAddress and metricsBindAddress.
+enum class BindAddresses {
+  kV1beta1,  // defaulted and validated by v1beta1BindAddress
+  kV1beta2,  // only empty or port 0 (off), as upstream also ignored them
+  kAbsent,   // not in the version; the caller refuses them as unknown fields
+};
+
+/// Reads root's leaderElection (over the defaults `out` already holds), clientConnection, bind
+/// addresses and profiling switches into `out`, listing the inert ones in out.inert_fields.
+Expected<void> parseComponentBase(const boost::json::object& root, BindAddresses addresses,
+                                  ComponentBase& out);
 
 /// Reads root.clientConnection (absent: the defaults); burst must not be negative.
 Expected<void> parseClientConnection(const boost::json::object& root, ClientConnection& out);

@@ -5,13 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <limits>
 #include <set>
-#include <sstream>
 
 #include "koord/core/duration.h"
+#include "koord/kube/config_file.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
@@ -254,33 +252,8 @@ Expected<void> parseTopLevel(const json::object& o, DeschedulerConfig& out) {
   // Koordinator's defaults for the Lease (koordinator-system/koord-descheduler).
   out.leader_election.resource_name = "koord-descheduler";
   out.leader_election.resource_namespace = "koordinator-system";
-  if (auto r = kube::parseLeaderElection(o, out.leader_election); !r)
+  if (auto r = kube::parseComponentBase(o, kube::BindAddresses::kV1beta1, out); !r)
     return r.error();
-  if (auto r = kube::parseClientConnection(o, out.client_connection); !r)
-    return r.error();
-  auto healthz = stringField(o, "healthzBindAddress", "");
-  if (!healthz)
-    return healthz.error();
-  auto h = kube::v1beta1BindAddress(*healthz, "healthzBindAddress");
-  if (!h)
-    return h.error();
-  out.healthz_bind_address = *h;
-  auto metrics = stringField(o, "metricsBindAddress", "");
-  if (!metrics)
-    return metrics.error();
-  auto m = kube::v1beta1BindAddress(*metrics, "metricsBindAddress");
-  if (!m)
-    return m.error();
-  out.metrics_bind_address = *m;
-  auto profiling = boolField(o, "enableProfiling", "");
-  if (!profiling)
-    return profiling.error();
-  out.enable_profiling = profiling->value_or(true);
-  auto contention = boolField(o, "enableContentionProfiling", "");
-  if (!contention)
-    return contention.error();
-  out.enable_contention_profiling = contention->value_or(out.enable_profiling);
-
   auto interval = durationField(o, "deschedulingInterval", "");
   if (!interval)
     return interval.error();
@@ -398,17 +371,8 @@ Expected<DeschedulerConfig> parseDeschedulerConfigText(std::string_view text,
 
 Expected<DeschedulerConfig> loadDeschedulerConfig(const std::string& path,
                                                   const PluginRegistry& registry) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return invalidArgument(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return invalidArgument(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  auto config = parseDeschedulerConfigText(text.str(), registry);
-  if (!config)
-    return invalidArgument(fmt::format("{}: {}", path, config.error().message));
-  return config;
+  return kube::loadComponentConfig<DeschedulerConfig>(
+      path, [&](std::string_view text) { return parseDeschedulerConfigText(text, registry); });
 }
 
 Expected<DeschedulerConfig> defaultDeschedulerConfig(const PluginRegistry& registry) {

@@ -58,13 +58,9 @@ struct Profile {
   }
 };
 
-struct DeschedulerConfig {
-  kube::LeaderElection leader_election;
-  kube::ClientConnection client_connection;
-  std::string healthz_bind_address;
-  std::string metrics_bind_address;
-  bool enable_profiling = true;
-  bool enable_contention_profiling = true;
+/// leaderElection, clientConnection, the bind addresses (read as v1beta1 read them) and the
+/// profiling switches are ComponentBase's.
+struct DeschedulerConfig : kube::ComponentBase {
   /// 0: one pass, then the descheduler stops (Koordinator's behaviour).
   std::chrono::nanoseconds descheduling_interval{0};
   bool dry_run = false;
@@ -85,7 +81,8 @@ Expected<DeschedulerConfig> parseDeschedulerConfig(const boost::json::value& doc
 /// The same from YAML (or JSON) text.
 Expected<DeschedulerConfig> parseDeschedulerConfigText(std::string_view text,
                                                        const PluginRegistry& registry);
-/// The file at `path`; errors start with the path.
+/// The file at `path` (kube::readConfigFile's bound); errors start with the path. Fields that
+/// have no effect in koord are logged as warnings, once each.
 Expected<DeschedulerConfig> loadDeschedulerConfig(const std::string& path,
                                                   const PluginRegistry& registry);
 /// What an empty file gives: one profile "koord-descheduler" with the defaults.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "koord/core/saturating.h"
+
 namespace koord::roles::descheduler {
 
 ResourceAmounts freeOn(const Snapshot& snapshot, const Node& node) {
@@ -11,10 +13,13 @@ ResourceAmounts freeOn(const Snapshot& snapshot, const Node& node) {
     if (podFinished(*p))
       continue;
     ++pods;
-    for (const auto& [name, value] : p->requests)
-      free[name] -= value;
+    for (const auto& [name, value] : p->requests) {
+      auto& left = free[name];
+      left = saturatingSub(left, value);  // requests are decoded up to int64's bound
+    }
   }
-  free["pods"] -= pods;
+  auto& pods_left = free["pods"];
+  pods_left = saturatingSub(pods_left, pods);
   return free;
 }
 

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 
+#include "koord/core/saturating.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/object_meta.h"
+#include "koord/kube/pod_phase.h"
 
 namespace koord::roles::descheduler {
 
@@ -235,7 +237,7 @@ Expected<void> containers(const json::object& spec, Pod& pod) {
         if (init)
           init_max[r] = std::max(init_max[r], value);
         else
-          regular[r] += value;
+          regular[r] = saturatingAdd(regular[r], value);
       }
       if (!init) {
         auto image = jf::stringField(*(*list)[i], "image", path);
@@ -253,7 +255,7 @@ Expected<void> containers(const json::object& spec, Pod& pod) {
     if (!list)
       return list.error();
     for (const auto& [r, value] : amountsOf(*list))
-      pod.requests[r] += value;
+      pod.requests[r] = saturatingAdd(pod.requests[r], value);
   }
   return {};
 }
@@ -271,21 +273,43 @@ Expected<void> volumes(const json::object& spec, Pod& pod) {
   return {};
 }
 
-Expected<PodPhase> phaseOf(std::string_view s) {
-  if (s.empty() || s == "Pending")
-    return PodPhase::kPending;
-  if (s == "Running")
-    return PodPhase::kRunning;
-  if (s == "Succeeded")
-    return PodPhase::kSucceeded;
-  if (s == "Failed")
-    return PodPhase::kFailed;
-  if (s == "Unknown")
-    return PodPhase::kUnknown;
-  return invalidArgument(fmt::format("status.phase: unsupported value {:?}", s));
+// status.qosClass, which the API server sets on every pod it stores; a pod without a known one
+// gets the class its containers' requests and limits give, as GetPodQOS does.
+Expected<apis::KubeQoS> kubeQoS(const json::object* spec, std::string_view status_qos_class) {
+  std::vector<apis::ContainerResources> containers;
+  const bool stated = status_qos_class == "Guaranteed" || status_qos_class == "Burstable" ||
+                      status_qos_class == "BestEffort";
+  if (stated || spec == nullptr)
+    return apis::kubeQoSFromStatus(status_qos_class, containers);
+  for (const char* name : {"containers", "initContainers"}) {
+    auto list = jf::objectList(*spec, name, "spec");
+    if (!list)
+      return list.error();
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string path = jf::indexPath(jf::childPath("spec", name), i);
+      auto resources = jf::objectField(*(*list)[i], "resources", path);
+      if (!resources)
+        return resources.error();
+      apis::ContainerResources c;
+      for (auto [field, target] :
+           {std::pair{"requests", &c.requests}, std::pair{"limits", &c.limits}}) {
+        const json::value* v = *resources != nullptr ? jf::field(**resources, field) : nullptr;
+        if (v == nullptr)
+          continue;
+        auto decoded =
+            kube::decodeResourceList(*v, jf::childPath(jf::childPath(path, "resources"), field));
+        if (!decoded)
+          return decoded.error();
+        *target = std::move(*decoded);
+      }
+      containers.push_back(std::move(c));
+    }
+  }
+  return apis::kubeQoSFromStatus(status_qos_class, containers);
 }
 
-Expected<void> status(const json::object& o, Pod& pod) {
+// status.qosClass goes to `qos_class` for kubeQoS.
+Expected<void> status(const json::object& o, Pod& pod, std::string& qos_class) {
   auto st = jf::objectField(o, "status", "");
   if (!st)
     return st.error();
@@ -294,7 +318,7 @@ Expected<void> status(const json::object& o, Pod& pod) {
   auto phase = jf::stringField(**st, "phase", "status");
   if (!phase)
     return phase.error();
-  auto p = phaseOf(*phase);
+  auto p = kube::decodePodPhase<PodPhase>(*phase);
   if (!p)
     return p.error();
   pod.phase = *p;
@@ -309,6 +333,7 @@ Expected<void> status(const json::object& o, Pod& pod) {
   auto qos = jf::stringField(**st, "qosClass", "status");
   if (!qos)
     return qos.error();
+  qos_class = std::move(*qos);
   for (const bool init : {false, true}) {
     const char* name = init ? "initContainerStatuses" : "containerStatuses";
     auto list = jf::objectList(**st, name, "status");
@@ -350,16 +375,6 @@ Expected<void> status(const json::object& o, Pod& pod) {
       }
       pod.container_statuses.push_back(std::move(cs));
     }
-  }
-  // Koordinator's QoS label decides; the kube QoS class stands in for pods without one.
-  pod.qos = apis::podQoSClassRaw(pod.labels);
-  if (pod.qos == apis::QoSClass::kNone) {
-    if (*qos == "Guaranteed")
-      pod.qos = apis::qosClassForKubeQoS(apis::KubeQoS::kGuaranteed);
-    else if (*qos == "Burstable")
-      pod.qos = apis::qosClassForKubeQoS(apis::KubeQoS::kBurstable);
-    else if (*qos == "BestEffort")
-      pod.qos = apis::qosClassForKubeQoS(apis::KubeQoS::kBestEffort);
   }
   return {};
 }
@@ -437,8 +452,15 @@ Expected<Pod> decodePod(const json::value& v) {
     if (auto r = volumes(s, pod); !r)
       return r.error();
   }
-  if (auto r = status(**o, pod); !r)
+  std::string qos_class;
+  if (auto r = status(**o, pod, qos_class); !r)
     return r.error();
+  auto kube_qos = kubeQoS(*spec, qos_class);
+  if (!kube_qos)
+    return kube_qos.error();
+  pod.kube_qos = *kube_qos;
+  // Koordinator's QoS label decides; the Kubernetes QoS stands in for pods without one.
+  pod.qos = apis::podQoSClassWithDefault(pod.labels, pod.kube_qos);
   return pod;
 }
 

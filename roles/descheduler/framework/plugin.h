@@ -4,13 +4,19 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "framework/cluster_services.h"
+#include "framework/eviction_method.h"
 #include "framework/types.h"
 #include "koord/core/expected.h"
+
+namespace koord::apis {
+struct DeleteOptions;
+}
 
 namespace koord::roles::descheduler {
 
@@ -18,6 +24,11 @@ namespace koord::roles::descheduler {
 struct EvictOptions {
   std::string plugin_name;
   std::string reason;
+  /// The evictor's own method when unset (a PodMigrationJob's policy sets it).
+  std::optional<EvictionMethod> method{};
+  /// metav1.DeleteOptions to send with it (a job's spec.deleteOptions); the pod's UID is always
+  /// added as the precondition when they name none.
+  const apis::DeleteOptions* delete_options = nullptr;
 };
 
 class Plugin {

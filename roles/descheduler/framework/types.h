@@ -94,7 +94,7 @@ struct Pod {
   std::vector<kube::Toleration> tolerations;
   std::vector<TopologySpreadConstraint> topology_spread;
   /// Sum of the containers' requests, raised to each init container's (the pod's effective
-  /// request, as the scheduler counts it), plus overhead.
+  /// request, as the scheduler counts it), plus overhead; sums stick at the int64 bounds.
   ResourceAmounts requests;
   /// Image names of the regular containers in order (RemoveDuplicates compares them).
   std::vector<std::string> container_images;
@@ -109,8 +109,12 @@ struct Pod {
   std::optional<TimePoint> start_time;
   std::vector<ContainerStatus> container_statuses;
 
+  /// Kubernetes' QoS (status.qosClass, else computed from the containers as GetPodQOS does):
+  /// the community descheduler's plugins rank pods by it (framework/pod_sort.h).
+  apis::KubeQoS kube_qos = apis::KubeQoS::kBestEffort;
+
   // derived
-  apis::QoSClass qos = apis::QoSClass::kNone;  // Koordinator's, from the label or the kube QoS
+  apis::QoSClass qos = apis::QoSClass::kNone;  // Koordinator's, from the label or kube_qos
   bool mirror = false;                         // kubernetes.io/config.mirror annotation
   bool static_pod = false;                     // kubernetes.io/config.source other than "api"
 

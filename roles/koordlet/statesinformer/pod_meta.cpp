@@ -8,6 +8,7 @@
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/object_meta.h"
+#include "koord/kube/pod_phase.h"
 
 namespace koord::roles::koordlet {
 
@@ -21,18 +22,6 @@ bool PodMeta::isBE() const {
 }
 
 namespace {
-
-PodPhase phaseOf(std::string_view s) {
-  if (s == "Pending")
-    return PodPhase::kPending;
-  if (s == "Running")
-    return PodPhase::kRunning;
-  if (s == "Succeeded")
-    return PodPhase::kSucceeded;
-  if (s == "Failed")
-    return PodPhase::kFailed;
-  return PodPhase::kUnknown;
-}
 
 kube::Expected<std::vector<ContainerMeta>> decodeContainers(const json::object& spec,
                                                             std::string_view name,
@@ -133,7 +122,8 @@ kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
     auto phase = jf::stringField(**status, "phase", "status");
     if (!phase)
       return phase.error();
-    p.phase = phaseOf(*phase);
+    // A phase Kubernetes does not define (or none) reads as Unknown rather than failing the pod.
+    p.phase = kube::podPhaseNamed<PodPhase>(*phase).value_or(PodPhase::kUnknown);
     auto q = jf::stringField(**status, "qosClass", "status");
     if (!q)
       return q.error();

@@ -4,14 +4,11 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "default_plugins.h"
+#include "koord/kube/config_file.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
 #include "koord/kube/yaml_json.h"
@@ -21,10 +18,6 @@ namespace koord::roles::scheduler::config {
 
 // The strict field reads moved to koord_kube when the descheduler needed them too.
 using namespace kube::strict;
-using kube::parseClientConnection;
-using kube::parseLeaderElection;
-using kube::v1beta1BindAddress;
-using kube::v1beta2BindAddress;
 using kube::yamlToJson;
 namespace {
 
@@ -147,6 +140,15 @@ Expected<void> validateProfiles(const std::vector<Profile>& profiles) {
 
 // ---- the configuration ----
 
+// v1beta3 dropped the fields; v1beta2 kept them only to refuse anything but "off".
+kube::BindAddresses bindAddresses(ApiVersion v) {
+  if (v == ApiVersion::kV1beta1)
+    return kube::BindAddresses::kV1beta1;
+  if (v == ApiVersion::kV1beta2)
+    return kube::BindAddresses::kV1beta2;
+  return kube::BindAddresses::kAbsent;
+}
+
 Expected<void> parseTopLevel(const json::object& o, SchedulerConfig& out) {
   const ApiVersion v = out.version;
   const bool bind_addresses = v == ApiVersion::kV1beta1 || v == ApiVersion::kV1beta2;
@@ -178,41 +180,8 @@ Expected<void> parseTopLevel(const json::object& o, SchedulerConfig& out) {
                                                  "got {}",
                                                  out.parallelism));
   }
-  if (auto r = parseLeaderElection(o, out.leader_election); !r)
+  if (auto r = kube::parseComponentBase(o, bindAddresses(v), out); !r)
     return r.error();
-  if (auto r = parseClientConnection(o, out.client_connection); !r)
-    return r.error();
-
-  auto healthz = stringField(o, "healthzBindAddress", "");
-  if (!healthz)
-    return healthz.error();
-  auto metrics = stringField(o, "metricsBindAddress", "");
-  if (!metrics)
-    return metrics.error();
-  if (v == ApiVersion::kV1beta1) {
-    auto h = v1beta1BindAddress(*healthz, "healthzBindAddress");
-    if (!h)
-      return h.error();
-    out.healthz_bind_address = *h;
-    auto m = v1beta1BindAddress(*metrics, "metricsBindAddress");
-    if (!m)
-      return m.error();
-    out.metrics_bind_address = *m;
-  } else if (v == ApiVersion::kV1beta2) {
-    if (auto r = v1beta2BindAddress(*healthz, "healthzBindAddress"); !r)
-      return r.error();
-    if (auto r = v1beta2BindAddress(*metrics, "metricsBindAddress"); !r)
-      return r.error();
-  }
-
-  auto profiling = boolField(o, "enableProfiling", "");
-  if (!profiling)
-    return profiling.error();
-  out.enable_profiling = profiling->value_or(true);
-  auto contention = boolField(o, "enableContentionProfiling", "");
-  if (!contention)
-    return contention.error();
-  out.enable_contention_profiling = contention->value_or(out.enable_profiling);
 
   auto pct = int32Field(o, "percentageOfNodesToScore", "");
   if (!pct)
@@ -355,17 +324,8 @@ Expected<SchedulerConfig> parseSchedulerConfigText(std::string_view text,
 
 Expected<SchedulerConfig> loadSchedulerConfig(const std::string& path,
                                               const PluginRegistry& registry) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return kube::makeKubeError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return kube::makeKubeError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  auto config = parseSchedulerConfigText(text.str(), registry);
-  if (!config)
-    return kube::makeKubeError(fmt::format("{}: {}", path, config.error().message));
-  return config;
+  return kube::loadComponentConfig<SchedulerConfig>(
+      path, [&](std::string_view text) { return parseSchedulerConfigText(text, registry); });
 }
 
 std::string describe(const SchedulerConfig& config) {

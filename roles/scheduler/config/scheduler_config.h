@@ -46,23 +46,18 @@ struct Profile {
   std::map<std::string, std::shared_ptr<const PluginArgs>, std::less<>> args;
 };
 
-struct SchedulerConfig {
+/// clientConnection, leaderElection, the bind addresses (v1beta1: "0.0.0.0:10251" by default,
+/// host:port; empty otherwise, v1beta2 accepting only an empty address or port 0, i.e. off) and
+/// the profiling switches are ComponentBase's.
+struct SchedulerConfig : kube::ComponentBase {
   /// As written, e.g. "kubescheduler.config.k8s.io/v1beta1".
   std::string api_version;
   ApiVersion version = ApiVersion::kV1;
-  kube::ClientConnection client_connection;
-  kube::LeaderElection leader_election;
   std::int32_t parallelism = 16;
   /// 0: adaptive.
   std::int32_t percentage_of_nodes_to_score = 0;
   std::int64_t pod_initial_backoff_seconds = 1;
   std::int64_t pod_max_backoff_seconds = 10;
-  /// v1beta1 only ("0.0.0.0:10251" by default, host:port); empty otherwise (v1beta2 accepts
-  /// only an empty address or port 0, i.e. off).
-  std::string healthz_bind_address;
-  std::string metrics_bind_address;
-  bool enable_profiling = true;
-  bool enable_contention_profiling = true;
   /// v1beta3/v1.
   bool delay_cache_until_active = false;
   /// At least one; a file without profiles gets "default-scheduler".
@@ -85,7 +80,8 @@ kube::Expected<SchedulerConfig> parseSchedulerConfig(const boost::json::value& d
 /// The YAML (or JSON) text of a configuration: yamlToJson, then the above.
 kube::Expected<SchedulerConfig> parseSchedulerConfigText(std::string_view text,
                                                          const PluginRegistry& registry);
-/// The file at `path`; errors start with the path.
+/// The file at `path` (kube::readConfigFile's bound); errors start with the path. Fields that
+/// have no effect in koord are logged as warnings, once each.
 kube::Expected<SchedulerConfig> loadSchedulerConfig(const std::string& path,
                                                     const PluginRegistry& registry);
 

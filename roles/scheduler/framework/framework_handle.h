@@ -17,6 +17,7 @@
 #include "object_source.h"
 #include "pod_info.h"
 #include "status.h"
+#include "waiting_pods.h"
 
 namespace koord::roles::scheduler {
 
@@ -100,6 +101,9 @@ class FrameworkHandle {
   virtual Status runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                        const PodInfo& pod_to_remove,
                                        const NodeInfo& node) const = 0;
+  /// The pods held at Permit, which a waiting plugin allows or rejects (kube-scheduler's
+  /// IterateOverWaitingPods / GetWaitingPod); null where nothing waits (table tests).
+  virtual WaitingPods* waitingPods() { return nullptr; }
 };
 
 }  // namespace koord::roles::scheduler

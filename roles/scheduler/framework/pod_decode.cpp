@@ -20,6 +20,7 @@
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/object_meta.h"
+#include "koord/kube/pod_phase.h"
 #include "koord/kube/time.h"
 
 namespace koord::roles::scheduler {
@@ -484,23 +485,6 @@ Expected<void> decodeMetadata(const json::object& root, PodInfo& pod) {
   return {};
 }
 
-Expected<PodPhase> phaseOf(std::string_view s) {
-  if (s.empty() || s == "Pending")
-    return PodPhase::kPending;
-  if (s == "Running")
-    return PodPhase::kRunning;
-  if (s == "Succeeded")
-    return PodPhase::kSucceeded;
-  if (s == "Failed")
-    return PodPhase::kFailed;
-  if (s == "Unknown")
-    return PodPhase::kUnknown;
-  return makeKubeError(
-      fmt::format("status.phase: unsupported value \"{}\": supported values: \"Failed\", "
-                  "\"Pending\", \"Running\", \"Succeeded\", \"Unknown\"",
-                  s));
-}
-
 Expected<void> decodeSpecScalars(const json::object& s, PodInfo& pod,
                                  std::optional<std::int32_t>& priority) {
   auto scheduler = stringField(s, "schedulerName", "spec");
@@ -672,7 +656,7 @@ kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v) {
     auto phase = stringField(**status, "phase", "status");
     if (!phase)
       return phase.error();
-    auto parsed = phaseOf(*phase);
+    auto parsed = kube::decodePodPhase<PodPhase>(*phase);
     if (!parsed)
       return parsed.error();
     pod.phase = *parsed;

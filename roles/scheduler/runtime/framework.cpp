@@ -592,31 +592,25 @@ void Framework::runUnreservePlugins(CycleState& state, const PodInfo& pod,
     (*it)->unreserve(state, pod, node);
 }
 
-PermitResult Framework::runPermitPlugins(CycleState& state, const PodInfo& pod,
-                                         const std::string& node) {
-  PermitResult out;
-  bool waiting = false;
+Status Framework::runPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                                   std::vector<PluginWait>& waits) {
+  waits.clear();
   for (auto* p : permits_) {
     auto r = p->permit(state, pod, node);
     if (r.status.ok())
       continue;
     if (r.status.code() == Code::kWait) {
-      waiting = true;
-      out.timeout = std::max(out.timeout, r.timeout);
+      waits.push_back({std::string(p->name()), r.timeout});
       continue;
     }
-    if (r.status.isUnschedulable()) {
-      out.status = named(std::move(r.status), p->name());
-      return out;
-    }
-    out.status =
-        Status::error(fmt::format("running Permit plugin {}: {}", p->name(), r.status.message()))
-            .withPlugin(std::string(p->name()));
-    return out;
+    if (r.status.isUnschedulable())
+      return named(std::move(r.status), p->name());
+    return Status::error(fmt::format("running Permit plugin {}: {}", p->name(), r.status.message()))
+        .withPlugin(std::string(p->name()));
   }
-  if (waiting)
-    out.status = Status(Code::kWait, "waiting on permit");
-  return out;
+  if (!waits.empty())
+    return Status(Code::kWait, "waiting on permit");
+  return Status::success();
 }
 
 void Framework::runPreBindAndBind(std::shared_ptr<CycleState> state,

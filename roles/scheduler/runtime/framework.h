@@ -91,7 +91,11 @@ class Framework final : public FrameworkHandle {
   /// In reverse order, every Reserve plugin (also those after the one that failed).
   void runUnreservePlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   /// A rejection is Unschedulable; kWait carries the longest timeout among waiting plugins.
-  PermitResult runPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node);
+  /// Success, a rejection, or kWait with the plugins that asked to wait (`waits`).
+  Status runPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
+                          std::vector<PluginWait>& waits);
+  /// Pods this profile holds at Permit.
+  WaitingPods* waitingPods() override { return &waiting_pods_; }
   /// PreBind plugins one after another, then Bind plugins until one does not answer kSkip.
   void runPreBindAndBind(std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
                          std::string node, StatusCallback done);
@@ -140,6 +144,7 @@ class Framework final : public FrameworkHandle {
   std::vector<WeightedScore> scores_;
   std::vector<ReservePlugin*> reserves_;
   std::vector<PermitPlugin*> permits_;
+  WaitingPods waiting_pods_;
   std::vector<PreBindPlugin*> pre_binds_;
   std::vector<BindPlugin*> binds_;
   std::vector<PostBindPlugin*> post_binds_;

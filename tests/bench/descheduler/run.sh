@@ -78,7 +78,7 @@ profiles:
       anomalyCondition: {consecutiveAbnormalities: 1}
 CFG
 start=$(date +%s.%N)
-"$koord" descheduler --config="$work/config.yaml" --port=0 -v=2 2>"$work/descheduler.log" &
+"$koord" descheduler --config="$work/config.yaml" --port=0 --secure-port=0 -v=2 2>"$work/descheduler.log" &
 pid=$!
 synced= done_at=
 for _ in $(seq 1 1200); do

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "framework/pod_sort.h"
+
 namespace koord::roles::descheduler::migration {
 
 namespace {
@@ -25,18 +27,6 @@ int priorityClassOrder(apis::PriorityClass p) {
     case apis::PriorityClass::kBatch:
       return 2;
     case apis::PriorityClass::kFree:
-      return 1;
-  }
-  return 0;
-}
-
-int kubeQoSOrder(apis::KubeQoS q) {
-  switch (q) {
-    case apis::KubeQoS::kGuaranteed:
-      return 3;
-    case apis::KubeQoS::kBurstable:
-      return 2;
-    case apis::KubeQoS::kBestEffort:
       return 1;
   }
   return 0;
@@ -64,11 +54,28 @@ bool podBefore(const PodSortKey& a, const PodSortKey& b) {
   const auto key = [](const PodSortKey& k) {
     // Newer pods first: a later creation time sorts lower.
     return std::make_tuple(priorityClassOrder(k.priority_class), k.priority,
-                           kubeQoSOrder(k.kube_qos), koordQoSOrder(k.koord_qos), k.deletion_cost,
+                           kubeQoSRank(k.kube_qos), koordQoSOrder(k.koord_qos), k.deletion_cost,
                            k.eviction_cost, -k.creation_timestamp.time_since_epoch().count());
   };
   return key(a) < key(b);
 }
+
+}  // namespace
+
+PodSortKey sortKeyOf(const Pod& pod) {
+  PodSortKey k;
+  const apis::PriorityClass raw = apis::podPriorityClassRaw(pod.labels, pod.priority);
+  k.priority_class = raw != apis::PriorityClass::kNone ? raw : apis::priorityClassForQoS(pod.qos);
+  k.priority = pod.priority.value_or(0);
+  k.kube_qos = pod.kube_qos;
+  k.koord_qos = pod.qos;
+  k.deletion_cost = podCostAnnotation(pod, "controller.kubernetes.io/pod-deletion-cost");
+  k.eviction_cost = podCostAnnotation(pod, "scheduling.koordinator.sh/eviction-cost");
+  k.creation_timestamp = pod.creation_timestamp.value_or(TimePoint{});
+  return k;
+}
+
+namespace {
 
 // The pod's controller when it is a batch Job (only those are grouped and counted).
 const WorkloadRef* batchJobOf(const PendingJob& j) {

@@ -29,6 +29,9 @@ struct PodSortKey {
   std::chrono::system_clock::time_point creation_timestamp{};
 };
 
+/// The key of a pod as the descheduler's informer holds it.
+PodSortKey sortKeyOf(const Pod& pod);
+
 struct PendingJob {
   std::string uid;
   std::string name;

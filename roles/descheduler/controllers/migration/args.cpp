@@ -23,12 +23,6 @@ using kube::strict::fieldError;
 
 namespace {
 
-constexpr std::pair<EvictionPolicy, std::string_view> kPolicies[] = {
-    {EvictionPolicy::kEviction, "Eviction"},
-    {EvictionPolicy::kDelete, "Delete"},
-    {EvictionPolicy::kSoftEviction, "SoftEviction"},
-};
-
 // Go's strconv.Atoi: an optional sign and decimal digits, within int32 here (IntOrString's
 // range).
 std::optional<std::int32_t> atoi32(std::string_view s) {
@@ -238,14 +232,10 @@ Expected<void> decodeInto(const json::object& o, MigrationControllerArgs& a) {
   setIf(*burst, a.evict_burst);
   KOORD_TRY(policy, stringField(o, "evictionPolicy", path));
   if (*policy && !(*policy)->empty()) {
-    bool known = false;
-    for (const auto& [value, name] : kPolicies) {
-      if (name == **policy) {
-        a.eviction_policy = value;
-        known = true;
-      }
-    }
-    if (!known)
+    const auto known = parseEvictionMethod(**policy);
+    if (known)
+      a.eviction_policy = *known;
+    else
       return fieldError("evictionPolicy",
                         fmt::format("unsupported eviction policy {:?}: must be Eviction, Delete "
                                     "or SoftEviction",
@@ -302,14 +292,6 @@ std::int64_t maxPerWorkload(std::int64_t replicas, const std::optional<IntOrPerc
       max = 1;
   }
   return std::min(max, replicas);
-}
-
-std::string_view toString(EvictionPolicy policy) {
-  for (const auto& [value, name] : kPolicies) {
-    if (value == policy)
-      return name;
-  }
-  return "?";
 }
 
 const ObjectLimiter* MigrationControllerArgs::workloadLimiter() const {

@@ -40,8 +40,7 @@ std::int64_t maxPerWorkload(std::int64_t replicas, const std::optional<IntOrPerc
 
 /// How a job's pod is removed: the Eviction subresource, a Delete, or the soft-eviction
 /// annotation a custom controller acts on.
-enum class EvictionPolicy { kEviction, kDelete, kSoftEviction };
-std::string_view toString(EvictionPolicy policy);
+using EvictionPolicy = EvictionMethod;
 
 struct PriorityThreshold {
   std::optional<std::int32_t> value;

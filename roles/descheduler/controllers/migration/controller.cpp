@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -88,6 +89,43 @@ bool podReplaced(const apis::PodMigrationJob& job, const json::value& pod) {
   return !job.pod_ref->uid.empty() && uidOf(pod) != job.pod_ref->uid;
 }
 
+std::string_view conditionReason(const apis::PodMigrationJobStatus& status, std::string_view type) {
+  for (const auto& c : status.conditions) {
+    if (c.type == type)
+      return c.reason;
+  }
+  return {};
+}
+
+const json::object* objectAt(const json::value& v, std::string_view key) {
+  const auto* o = v.if_object();
+  const auto* field = o != nullptr ? o->if_contains(key) : nullptr;
+  return field != nullptr ? field->if_object() : nullptr;
+}
+
+std::string stringAt(const json::object* o, std::string_view key) {
+  const auto* field = o != nullptr ? o->if_contains(key) : nullptr;
+  return field != nullptr && field->is_string() ? std::string(field->get_string()) : std::string();
+}
+
+std::string nodeNameOf(const json::value& pod) {
+  return stringAt(objectAt(pod, "spec"), "nodeName");
+}
+
+std::string labelOf(const json::value& pod, std::string_view key) {
+  const auto* meta = objectAt(pod, "metadata");
+  const auto* labels = meta != nullptr ? meta->if_contains("labels") : nullptr;
+  return stringAt(labels != nullptr ? labels->if_object() : nullptr, key);
+}
+
+std::string evictReason(const apis::PodMigrationJob& job) {
+  auto it = job.annotations.find(apis::kAnnotationEvictReason);
+  if (it != job.annotations.end() && !it->second.empty())
+    return it->second;
+  it = job.annotations.find(apis::kAnnotationEvictTrigger);
+  return it != job.annotations.end() && !it->second.empty() ? it->second : "NotSet";
+}
+
 bool conditionTrue(const apis::PodMigrationJobStatus& status, std::string_view type) {
   for (const auto& c : status.conditions) {
     if (c.type == type)
@@ -134,18 +172,7 @@ MigrationJobController::MigrationJobController(std::shared_ptr<const MigrationCo
       jobs_by_phase_(metrics.gauge("koord_descheduler_migration_jobs",
                                    "PodMigrationJobs the MigrationController knows, by phase.",
                                    {"phase"})),
-      informers_(std::make_unique<Informers>(cluster)) {
-  if (args_->eviction_policy != EvictionPolicy::kEviction)
-    KOORD_LOG_WARNING(
-        "descheduler: MigrationController args evictionPolicy={} has no effect yet: "
-        "pods are evicted through the Eviction API",
-        toString(args_->eviction_policy));
-  if (args_->max_concurrent_reconciles > 1)
-    KOORD_LOG_WARNING(
-        "descheduler: MigrationController args maxConcurrentReconciles={} has no "
-        "effect: one loop reconciles every job",
-        args_->max_concurrent_reconciles);
-}
+      informers_(std::make_unique<Informers>(cluster)) {}
 
 MigrationJobController::~MigrationJobController() {
   stop();
@@ -311,6 +338,7 @@ void MigrationJobController::reconcileAll() {
       {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}, {"Aborted", 0}};
   const auto now = Clock::now();
   std::vector<PendingJob> pending;
+  std::vector<const apis::PodMigrationJob*> running;
   for (const auto& j : jobs) {
     phases[std::string(apis::toString(j->status.phase))] += 1;
     if (!j->active()) {
@@ -328,7 +356,7 @@ void MigrationJobController::reconcileAll() {
     }
     if (j->status.phase == PodMigrationJobPhase::kRunning) {
       limits_.track(candidateOf(*j));
-      reconcile(*j, now);
+      running.push_back(j.get());
       continue;
     }
     PendingJob p;
@@ -337,6 +365,9 @@ void MigrationJobController::reconcileAll() {
     p.creation_timestamp = j->creation_timestamp;
     p.candidate = candidateOf(*j);
     p.pod_found = !p.candidate.node_name.empty();
+    if (auto pod =
+            cluster_.pod ? cluster_.pod(p.candidate.pod_namespace, p.candidate.pod_name) : nullptr)
+      p.sort = sortKeyOf(*pod);
     if (p.candidate.workload)
       p.candidate.expected_replicas =
           expectedReplicas(*p.candidate.workload, p.candidate.pod_namespace);
@@ -344,6 +375,7 @@ void MigrationJobController::reconcileAll() {
   }
   for (const auto& [phase, n] : phases)
     jobs_by_phase_.with({phase}).set(n);
+  reconcileRunning(running, now);
   if (pending.empty())
     return;
   std::map<std::string_view, const apis::PodMigrationJob*> by_uid;
@@ -364,6 +396,29 @@ void MigrationJobController::reconcileAll() {
         limits_.release(job->uid);
     }
   }
+}
+
+void MigrationJobController::reconcileRunning(const std::vector<const apis::PodMigrationJob*>& jobs,
+                                              Clock::time_point now) {
+  // Each job's steps block on the API server; maxConcurrentReconciles jobs wait at once, as
+  // Koordinator's workers do. Everything they share (caps, rate limiter, stores) is locked.
+  const std::size_t workers = std::min<std::size_t>(
+      jobs.size(), static_cast<std::size_t>(args_->max_concurrent_reconciles));
+  if (workers <= 1) {
+    for (const auto* j : jobs)
+      reconcile(*j, now);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++)
+      reconcile(*jobs[i], now);
+  };
+  std::vector<std::jthread> pool;
+  pool.reserve(workers - 1);
+  for (std::size_t w = 1; w < workers; ++w)
+    pool.emplace_back(work);
+  work();
 }
 
 void MigrationJobController::reconcile(const apis::PodMigrationJob& job,
@@ -389,34 +444,86 @@ bool MigrationJobController::evictPod(const apis::PodMigrationJob& job,
   // The job's UID, not the one just read: a pod recreated under the name between the read and
   // the eviction gets 409 rather than evicted.
   pod.uid = job.pod_ref->uid.empty() ? uidOf(pod_json) : job.pod_ref->uid;
+  pod.node_name = nodeNameOf(pod_json);
   EvictOptions options;
-  options.plugin_name = "MigrationController";
-  auto it = job.annotations.find(apis::kAnnotationEvictReason);
-  options.reason = it != job.annotations.end() ? it->second : "PodMigrationJob " + job.name;
+  auto trigger = job.annotations.find(apis::kAnnotationEvictTrigger);
+  options.plugin_name =
+      trigger != job.annotations.end() ? trigger->second : std::string("MigrationController");
+  auto reason = job.annotations.find(apis::kAnnotationEvictReason);
+  options.reason = reason != job.annotations.end() ? reason->second : "PodMigrationJob " + job.name;
+  options.method = evictionPolicyFor(job, pod_json);
+  options.delete_options =
+      job.delete_options
+          ? &*job.delete_options
+          : (args_->default_delete_options ? &*args_->default_delete_options : nullptr);
   return cluster_.evictor.evict(pod, options);
+}
+
+EvictionPolicy MigrationJobController::evictionPolicyFor(const apis::PodMigrationJob& job,
+                                                         const boost::json::value& pod) const {
+  // Koordinator's koordinator.sh/evict-policy label, the pod's before the job's; a value that
+  // names no policy falls back to the configured one, as Koordinator's does.
+  auto fromLabel = [](std::string_view value) -> std::optional<EvictionPolicy> {
+    return value.empty() ? std::nullopt : parseEvictionMethod(value);
+  };
+  if (auto p = fromLabel(labelOf(pod, apis::kLabelEvictPolicy)))
+    return *p;
+  auto it = job.labels.find(apis::kLabelEvictPolicy);
+  if (it != job.labels.end()) {
+    if (auto p = fromLabel(it->second))
+      return *p;
+  }
+  return args_->eviction_policy;
+}
+
+std::optional<bool> MigrationJobController::advanceEviction(const apis::PodMigrationJob& job,
+                                                            apis::PodMigrationJobStatus& status) {
+  if (conditionTrue(status, apis::kPodMigrationJobConditionEviction))
+    return true;
+  const bool evicting = conditionReason(status, apis::kPodMigrationJobConditionEviction) ==
+                        apis::kPodMigrationJobReasonEvicting;
+  const std::string key = fmt::format("{}/{}", job.pod_ref->namespace_, job.pod_ref->name);
+  auto pod = cluster_.reader.getSync(podRef(*job.pod_ref));
+  if (!pod && !kube::isNotFound(pod.error()))
+    return false;  // the next round asks again
+  // Gone, or another pod under its name: evicted if this job evicted it, missing otherwise.
+  if (!pod || podReplaced(job, *pod)) {
+    if (!evicting) {
+      finish(job, status, PodMigrationJobPhase::kFailed, apis::kPodMigrationJobReasonMissingPod,
+             fmt::format("Abort job caused by missing Pod \"{}\"", key));
+      return std::nullopt;
+    }
+    setCondition(status, apis::kPodMigrationJobConditionEviction, "True",
+                 apis::kPodMigrationJobReasonEvictComplete, "");
+    status.status = std::string(apis::kPodMigrationJobConditionEviction);
+    status.reason = std::string(apis::kPodMigrationJobReasonEvictComplete);
+    status.message = fmt::format("Pod \"{}\" has been evicted", key);
+    return true;
+  }
+  // Evicted and still there (terminating, or a soft eviction its controller has not acted on):
+  // wait; the job's ttl bounds the wait.
+  if (evicting || !evictPod(job, *pod))
+    return false;
+  std::string message = fmt::format("Pod \"{}\" evicted from node \"{}\" by the reason \"{}\"", key,
+                                    nodeNameOf(*pod), evictReason(job));
+  setCondition(status, apis::kPodMigrationJobConditionEviction, "False",
+               apis::kPodMigrationJobReasonEvicting, message);
+  status.status = std::string(apis::kPodMigrationJobConditionEviction);
+  status.reason = std::string(apis::kPodMigrationJobReasonEvicting);
+  status.message = std::move(message);
+  if (writeStatus(job, status))
+    recordJobEvent(job, kube::EventType::kNormal, std::string(apis::kPodMigrationJobReasonEvicting),
+                   status.message);
+  return false;
 }
 
 void MigrationJobController::runEvictDirectly(const apis::PodMigrationJob& job,
                                               apis::PodMigrationJobStatus status) {
-  auto pod = cluster_.reader.getSync(podRef(*job.pod_ref));
-  if (!pod && kube::isNotFound(pod.error())) {
-    finish(job, status, PodMigrationJobPhase::kSucceeded, apis::kPodMigrationJobReasonEvictComplete,
-           "the pod is gone");
+  auto done = advanceEviction(job, status);
+  if (!done || !*done)
     return;
-  }
-  if (!pod)
-    return;  // the next round asks again
-  if (podReplaced(job, *pod)) {
-    finish(job, status, PodMigrationJobPhase::kSucceeded, apis::kPodMigrationJobReasonEvictComplete,
-           "the job's pod is gone (recreated)");
-    return;
-  }
-  if (!evictPod(job, *pod))
-    return;
-  setCondition(status, apis::kPodMigrationJobConditionEviction, "True",
-               apis::kPodMigrationJobReasonEvictComplete, "");
-  finish(job, status, PodMigrationJobPhase::kSucceeded, apis::kPodMigrationJobReasonEvictComplete,
-         "the pod was evicted");
+  std::string message = status.message;
+  finish(job, status, PodMigrationJobPhase::kSucceeded, "", std::move(message));
 }
 
 void MigrationJobController::runReservationFirst(const apis::PodMigrationJob& job,
@@ -500,16 +607,9 @@ void MigrationJobController::runReservationFirst(const apis::PodMigrationJob& jo
     return;
   }
   if (!evicted) {
-    auto pod = cluster_.reader.getSync(podRef(*job.pod_ref));
-    if (pod) {
-      // A pod of that name with another UID is not the job's pod: nothing left to evict.
-      if (!podReplaced(job, *pod) && !evictPod(job, *pod))
-        return;
-    } else if (!kube::isNotFound(pod.error())) {
+    auto done = advanceEviction(job, status);
+    if (!done || !*done)
       return;
-    }
-    setCondition(status, apis::kPodMigrationJobConditionEviction, "True",
-                 apis::kPodMigrationJobReasonEvictComplete, "");
     status.reason = std::string(apis::kPodMigrationJobReasonWaitForPodBindReservation);
     writeStatus(job, status);
     return;
@@ -536,13 +636,10 @@ void MigrationJobController::finish(const apis::PodMigrationJob& job,
     limits_.release(job.uid);
     KOORD_LOG_INFO("descheduler: PodMigrationJob {} {}: {}", job.name, apis::toString(phase),
                    status.message);
-    cluster_.events.record(
-        {std::string(apis::kPodMigrationJobKind),
-         fmt::format("{}/{}", apis::kReservationGroup, apis::kReservationVersion), "", job.name,
-         job.uid, "", ""},
-        phase == PodMigrationJobPhase::kSucceeded ? kube::EventType::kNormal
-                                                  : kube::EventType::kWarning,
-        std::string(apis::toString(phase)), status.message);
+    recordJobEvent(job,
+                   phase == PodMigrationJobPhase::kSucceeded ? kube::EventType::kNormal
+                                                             : kube::EventType::kWarning,
+                   std::string(apis::toString(phase)), status.message);
     // A failed ReservationFirst job leaves no Reservation behind to hold room.
     if (phase != PodMigrationJobPhase::kSucceeded && job.reservation_ref) {
       kube::DeleteOptions d;
@@ -552,6 +649,14 @@ void MigrationJobController::finish(const apis::PodMigrationJob& job,
                           job.reservation_ref->name, removed.error().message);
     }
   }
+}
+
+void MigrationJobController::recordJobEvent(const apis::PodMigrationJob& job, kube::EventType type,
+                                            std::string reason, std::string message) {
+  cluster_.events.record({std::string(apis::kPodMigrationJobKind),
+                          fmt::format("{}/{}", apis::kReservationGroup, apis::kReservationVersion),
+                          "", job.name, job.uid, "", ""},
+                         type, std::move(reason), std::move(message));
 }
 
 bool MigrationJobController::writeStatus(const apis::PodMigrationJob& job,

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "controllers/migration/arbitrator.h"
 #include "controllers/migration/args.h"
@@ -20,6 +21,7 @@
 #include "koord/apis/pod_migration_job.h"
 #include "koord/apis/reservation.h"
 #include "koord/core/metrics.h"
+#include "koord/kube/event_recorder.h"
 
 namespace koord::roles::descheduler::migration {
 
@@ -51,14 +53,25 @@ class MigrationJobController {
 
  private:
   struct Informers;
+  void reconcileRunning(const std::vector<const apis::PodMigrationJob*>& jobs,
+                        std::chrono::system_clock::time_point now);
   void reconcile(const apis::PodMigrationJob& job, std::chrono::system_clock::time_point now);
   void runReservationFirst(const apis::PodMigrationJob& job, apis::PodMigrationJobStatus status);
   void runEvictDirectly(const apis::PodMigrationJob& job, apis::PodMigrationJobStatus status);
-  /// Evicts the job's pod; true once it is gone or evicted.
+  /// Evicts the job's pod once (Eviction=False/Evicting), then waits until it is gone
+  /// (Eviction=True/EvictComplete): true then, false while waiting; nullopt when the job ended
+  /// (its pod went missing before the eviction). Changes `status`, writing what it must.
+  std::optional<bool> advanceEviction(const apis::PodMigrationJob& job,
+                                      apis::PodMigrationJobStatus& status);
+  /// One eviction call for the job's pod through the policy that applies to it.
   bool evictPod(const apis::PodMigrationJob& job, const boost::json::value& pod);
+  EvictionPolicy evictionPolicyFor(const apis::PodMigrationJob& job,
+                                   const boost::json::value& pod) const;
   void finish(const apis::PodMigrationJob& job, apis::PodMigrationJobStatus status,
               apis::PodMigrationJobPhase phase, std::string_view reason, std::string message);
   bool writeStatus(const apis::PodMigrationJob& job, const apis::PodMigrationJobStatus& status);
+  void recordJobEvent(const apis::PodMigrationJob& job, kube::EventType type, std::string reason,
+                      std::string message);
   std::optional<std::int32_t> expectedReplicas(const WorkloadRef& workload, const std::string& ns);
   MigrationCandidate candidateOf(const apis::PodMigrationJob& job);
 

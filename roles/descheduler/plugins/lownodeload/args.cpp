@@ -6,9 +6,11 @@
 
 #include <utility>
 
-#include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
+#include "plugins/pluginkit/args_reader.h"
+#include "plugins/pluginkit/object_member.h"
+#include "plugins/podfilter/pod_filter.h"
 
 namespace koord::roles::descheduler::lownodeload {
 
@@ -18,43 +20,21 @@ using utilization::childPath;
 
 namespace {
 
-Expected<std::optional<kube::LabelSelector>> selectorField(const json::object& o,
-                                                           std::string_view name,
-                                                           std::string_view path) {
-  const std::string here = childPath(path, name);
-  const json::value* v = kube::jsonfields::field(o, name);
-  if (v == nullptr)
-    return std::optional<kube::LabelSelector>();
-  if (const auto* obj = v->if_object()) {
-    if (auto ok = strict::rejectUnknownFields(*obj, {"matchLabels", "matchExpressions"}, here); !ok)
-      return ok.error();
-  }
-  auto decoded = kube::decodeLabelSelector(*v, here);
-  if (!decoded)
-    return decoded.error();
-  // Compiled now so a bad selector is reported with the configuration, next to its field.
-  if (auto compiled = kube::toSelector(*decoded); !compiled)
-    return strict::fieldError(here, compiled.error().message);
-  return std::optional<kube::LabelSelector>(std::move(*decoded));
-}
-
 Expected<std::optional<ResourceWeights>> weightsField(const json::object& o,
                                                       std::string_view path) {
-  const std::string here = childPath(path, "resourceWeights");
-  auto obj = strict::objectField(o, "resourceWeights", path);
-  if (!obj)
-    return obj.error();
-  if (*obj == nullptr)
-    return std::optional<ResourceWeights>();
-  ResourceWeights out;
-  for (const auto& member : **obj) {
-    auto w =
-        kube::jsonfields::intValue(member.value(), here + "[" + std::string(member.key()) + "]");
-    if (!w)
-      return w.error();
-    out[std::string(member.key())] = *w;
-  }
-  return std::optional<ResourceWeights>(std::move(out));
+  return pluginkit::objectMember<ResourceWeights>(
+      o, "resourceWeights", path,
+      [](const json::object& obj, const std::string& here) -> Expected<ResourceWeights> {
+        ResourceWeights out;
+        for (const auto& member : obj) {
+          auto w = kube::jsonfields::intValue(member.value(),
+                                              here + "[" + std::string(member.key()) + "]");
+          if (!w)
+            return w.error();
+          out[std::string(member.key())] = *w;
+        }
+        return out;
+      });
 }
 
 struct RawCondition {
@@ -76,30 +56,28 @@ Expected<std::optional<std::uint32_t>> uint32Field(const json::object& o, std::s
 }
 
 Expected<std::optional<RawCondition>> conditionField(const json::object& o, std::string_view path) {
-  const std::string here = childPath(path, "anomalyCondition");
-  auto obj = strict::objectField(o, "anomalyCondition", path);
-  if (!obj)
-    return obj.error();
-  if (*obj == nullptr)
-    return std::optional<RawCondition>();
-  if (auto ok = strict::rejectUnknownFields(
-          **obj, {"timeout", "consecutiveAbnormalities", "consecutiveNormalities"}, here);
-      !ok)
-    return ok.error();
-  RawCondition c;
-  auto timeout = strict::durationField(**obj, "timeout", here);
-  if (!timeout)
-    return timeout.error();
-  c.timeout = *timeout;
-  auto ab = uint32Field(**obj, "consecutiveAbnormalities", here);
-  if (!ab)
-    return ab.error();
-  c.abnormalities = ab->value_or(0);
-  auto no = uint32Field(**obj, "consecutiveNormalities", here);
-  if (!no)
-    return no.error();
-  c.normalities = no->value_or(0);
-  return std::optional<RawCondition>(c);
+  return pluginkit::objectMember<RawCondition>(
+      o, "anomalyCondition", path,
+      [](const json::object& obj, const std::string& here) -> Expected<RawCondition> {
+        if (auto ok = strict::rejectUnknownFields(
+                obj, {"timeout", "consecutiveAbnormalities", "consecutiveNormalities"}, here);
+            !ok)
+          return ok.error();
+        RawCondition c;
+        auto timeout = strict::durationField(obj, "timeout", here);
+        if (!timeout)
+          return timeout.error();
+        c.timeout = *timeout;
+        auto ab = uint32Field(obj, "consecutiveAbnormalities", here);
+        if (!ab)
+          return ab.error();
+        c.abnormalities = ab->value_or(0);
+        auto no = uint32Field(obj, "consecutiveNormalities", here);
+        if (!no)
+          return no.error();
+        c.normalities = no->value_or(0);
+        return c;
+      });
 }
 
 // Zero counts fall back to `base` (Koordinator's defaults or the top level's). Koordinator
@@ -130,7 +108,7 @@ struct PoolFields {
 
 Expected<PoolFields> readPoolFields(const json::object& o, std::string_view path) {
   PoolFields f;
-  auto sel = selectorField(o, "nodeSelector", path);
+  auto sel = podfilter::decodeLabelSelector(o, path, "nodeSelector");
   if (!sel)
     return sel.error();
   f.node_selector = std::move(*sel);
@@ -182,90 +160,53 @@ Expected<void> validatePool(const NodePool& p, std::string_view path) {
                "must be less than or equal to prodHighThresholds");
 }
 
-}  // namespace
-
-Expected<LowNodeLoadArgs> decodeLowNodeLoadArgs(const json::value* args) {
-  static const json::object kEmpty;
-  const json::object* root = &kEmpty;
-  if (args != nullptr && !args->is_null()) {
-    auto o = strict::asObject(*args, "args");
-    if (!o)
-      return o.error();
-    root = *o;
+// Each object of the array member `name`, its members checked against `known`, handed to
+// `read` with its path ("name[i]").
+template <typename Read>
+Expected<void> forEachItem(const json::object& o, std::string_view name,
+                           std::initializer_list<std::string_view> known, Read&& read) {
+  auto items = strict::arrayField(o, name, "");
+  if (!items)
+    return items.error();
+  if (*items == nullptr)
+    return {};
+  for (std::size_t i = 0; i < (*items)->size(); ++i) {
+    const std::string at = std::string(name) + "[" + std::to_string(i) + "]";
+    auto item = strict::asObject((**items)[i], at);
+    if (!item)
+      return item.error();
+    if (auto ok = strict::rejectUnknownFields(**item, known, at); !ok)
+      return ok.error();
+    if (auto ok = read(**item, at); !ok)
+      return ok;
   }
-  const json::object& o = *root;
-  const std::string_view path;
-  if (auto ok = strict::rejectUnknownFields(
-          o,
-          {"paused", "dryRun", "numberOfNodes", "nodeMetricExpirationSeconds",
-           "evictableNamespaces", "nodeSelector", "podSelectors", "nodeFit",
-           "useDeviationThresholds", "highThresholds", "lowThresholds", "prodHighThresholds",
-           "prodLowThresholds", "resourceWeights", "anomalyCondition", "detectorCacheTimeout",
-           "nodePools"},
-          path);
-      !ok)
+  return {};
+}
+
+Expected<std::vector<PodSelector>> podSelectorsField(const json::object& o) {
+  std::vector<PodSelector> out;
+  auto ok = forEachItem(o, "podSelectors", {"name", "selector"},
+                        [&](const json::object& item, const std::string& at) -> Expected<void> {
+                          PodSelector s;
+                          auto name = strict::stringField(item, "name", at);
+                          if (!name)
+                            return name.error();
+                          s.name = name->value_or("");
+                          auto sel = podfilter::decodeLabelSelector(item, at, "selector");
+                          if (!sel)
+                            return sel.error();
+                          s.selector = std::move(*sel);
+                          out.push_back(std::move(s));
+                          return {};
+                        });
+  if (!ok)
     return ok.error();
+  return out;
+}
 
-  LowNodeLoadArgs a;
-  for (auto [name, out] : {std::pair<std::string_view, bool*>{"paused", &a.paused},
-                           {"dryRun", &a.dry_run},
-                           {"nodeFit", &a.node_fit}}) {
-    auto b = strict::boolField(o, name, path);
-    if (!b)
-      return b.error();
-    if (*b)
-      *out = **b;
-  }
-  auto nodes = strict::int32Field(o, "numberOfNodes", path);
-  if (!nodes)
-    return nodes.error();
-  a.number_of_nodes = nodes->value_or(0);
-  if (a.number_of_nodes < 0)
-    return strict::fieldError("numberOfNodes", "must be greater than or equal to 0");
-  auto expiration = strict::int64Field(o, "nodeMetricExpirationSeconds", path);
-  if (!expiration)
-    return expiration.error();
-  if (*expiration) {
-    if (**expiration <= 0)
-      return strict::fieldError("nodeMetricExpirationSeconds", "must be a positive value");
-    a.node_metric_expiration_seconds = **expiration;
-  }
-  auto ns = utilization::namespacesField(o, "evictableNamespaces", path);
-  if (!ns)
-    return ns.error();
-  a.evictable_namespaces = std::move(*ns);
-  auto cache = strict::durationField(o, "detectorCacheTimeout", path);
-  if (!cache)
-    return cache.error();
-  if (*cache)
-    a.detector_cache_timeout = **cache;
-
-  auto selectors = strict::arrayField(o, "podSelectors", path);
-  if (!selectors)
-    return selectors.error();
-  if (*selectors != nullptr) {
-    for (std::size_t i = 0; i < (*selectors)->size(); ++i) {
-      const std::string at = "podSelectors[" + std::to_string(i) + "]";
-      auto item = strict::asObject((**selectors)[i], at);
-      if (!item)
-        return item.error();
-      if (auto ok = strict::rejectUnknownFields(**item, {"name", "selector"}, at); !ok)
-        return ok.error();
-      PodSelector s;
-      auto name = strict::stringField(**item, "name", at);
-      if (!name)
-        return name.error();
-      s.name = name->value_or("");
-      auto sel = selectorField(**item, "selector", at);
-      if (!sel)
-        return sel.error();
-      s.selector = std::move(*sel);
-      a.pod_selectors.push_back(std::move(s));
-    }
-  }
-
-  // The top level, defaulted as SetDefaults_LowNodeLoadArgs does, becomes the first pool.
-  auto top = readPoolFields(o, path);
+// The top level, defaulted as SetDefaults_LowNodeLoadArgs does, as the first pool.
+Expected<NodePool> topLevelPool(const json::object& o) {
+  auto top = readPoolFields(o, "");
   if (!top)
     return top.error();
   NodePool base;
@@ -286,48 +227,81 @@ Expected<LowNodeLoadArgs> decodeLowNodeLoadArgs(const json::value* args) {
       v = w;
   }
   base.anomaly_condition = applyCondition(top->condition, LoadAnomalyCondition{});
-  if (auto ok = validatePool(base, path); !ok)
+  if (auto ok = validatePool(base, ""); !ok)
     return ok.error();
-  a.pools.push_back(base);
+  return base;
+}
 
-  auto pools = strict::arrayField(o, "nodePools", path);
-  if (!pools)
-    return pools.error();
-  if (*pools != nullptr) {
-    for (std::size_t i = 0; i < (*pools)->size(); ++i) {
-      const std::string at = "nodePools[" + std::to_string(i) + "]";
-      auto item = strict::asObject((**pools)[i], at);
-      if (!item)
-        return item.error();
-      if (auto ok = strict::rejectUnknownFields(
-              **item,
-              {"name", "nodeSelector", "useDeviationThresholds", "highThresholds", "lowThresholds",
-               "prodHighThresholds", "prodLowThresholds", "resourceWeights", "anomalyCondition"},
-              at);
-          !ok)
-        return ok.error();
-      auto f = readPoolFields(**item, at);
-      if (!f)
-        return f.error();
-      NodePool p;
-      auto name = strict::stringField(**item, "name", at);
-      if (!name)
-        return name.error();
-      p.name = name->value_or("");
-      p.node_selector = std::move(f->node_selector);
-      p.use_deviation_thresholds = f->use_deviation_thresholds;
-      p.high_thresholds = f->high.value_or(base.high_thresholds);
-      p.low_thresholds = f->low.value_or(base.low_thresholds);
-      p.prod_high_thresholds = f->prod_high.value_or(base.prod_high_thresholds);
-      p.prod_low_thresholds = f->prod_low.value_or(base.prod_low_thresholds);
-      p.resource_weights = f->weights.value_or(base.resource_weights);
-      p.anomaly_condition = applyCondition(f->condition, base.anomaly_condition);
-      if (auto ok = validatePool(p, at); !ok)
-        return ok.error();
-      a.pools.push_back(std::move(p));
-    }
-  }
-  return a;
+// A nodePools entry, what it leaves unset taken from `base`.
+Expected<NodePool> nodePool(const json::object& item, const std::string& at, const NodePool& base) {
+  auto f = readPoolFields(item, at);
+  if (!f)
+    return f.error();
+  NodePool p;
+  auto name = strict::stringField(item, "name", at);
+  if (!name)
+    return name.error();
+  p.name = name->value_or("");
+  p.node_selector = std::move(f->node_selector);
+  p.use_deviation_thresholds = f->use_deviation_thresholds;
+  p.high_thresholds = f->high.value_or(base.high_thresholds);
+  p.low_thresholds = f->low.value_or(base.low_thresholds);
+  p.prod_high_thresholds = f->prod_high.value_or(base.prod_high_thresholds);
+  p.prod_low_thresholds = f->prod_low.value_or(base.prod_low_thresholds);
+  p.resource_weights = f->weights.value_or(base.resource_weights);
+  p.anomaly_condition = applyCondition(f->condition, base.anomaly_condition);
+  if (auto ok = validatePool(p, at); !ok)
+    return ok.error();
+  return p;
+}
+
+// The top level as the first pool, then each of nodePools.
+Expected<std::vector<NodePool>> poolsField(const json::object& o) {
+  auto base = topLevelPool(o);
+  if (!base)
+    return base.error();
+  std::vector<NodePool> pools{*base};
+  auto ok = forEachItem(
+      o, "nodePools",
+      {"name", "nodeSelector", "useDeviationThresholds", "highThresholds", "lowThresholds",
+       "prodHighThresholds", "prodLowThresholds", "resourceWeights", "anomalyCondition"},
+      [&](const json::object& item, const std::string& at) -> Expected<void> {
+        auto p = nodePool(item, at, *base);
+        if (!p)
+          return p.error();
+        pools.push_back(std::move(*p));
+        return {};
+      });
+  if (!ok)
+    return ok.error();
+  return pools;
+}
+
+}  // namespace
+
+Expected<LowNodeLoadArgs> decodeLowNodeLoadArgs(const json::value* args) {
+  LowNodeLoadArgs a;
+  pluginkit::ArgsReader r(args, {"paused", "dryRun", "numberOfNodes", "nodeMetricExpirationSeconds",
+                                 "evictableNamespaces", "nodeSelector", "podSelectors", "nodeFit",
+                                 "useDeviationThresholds", "highThresholds", "lowThresholds",
+                                 "prodHighThresholds", "prodLowThresholds", "resourceWeights",
+                                 "anomalyCondition", "detectorCacheTimeout", "nodePools"});
+  r.boolean("paused", a.paused).boolean("dryRun", a.dry_run).boolean("nodeFit", a.node_fit);
+  r.decoded(a.number_of_nodes, utilization::numberOfNodesField);
+  r.int64("nodeMetricExpirationSeconds", a.node_metric_expiration_seconds)
+      .then([&]() -> Expected<void> {
+        if (a.node_metric_expiration_seconds <= 0)
+          return strict::fieldError("nodeMetricExpirationSeconds", "must be a positive value");
+        return {};
+      });
+  r.decoded(a.evictable_namespaces,
+            [](const json::object& o) {
+              return utilization::namespacesField(o, "evictableNamespaces", "");
+            })
+      .duration("detectorCacheTimeout", a.detector_cache_timeout)
+      .decoded(a.pod_selectors, podSelectorsField)
+      .decoded(a.pools, poolsField);
+  return r.finish(std::move(a));
 }
 
 }  // namespace koord::roles::descheduler::lownodeload

@@ -1,10 +1,11 @@
-// Koordinator's pod sorter as comparisons: priority class, priority, QoS, deletion and eviction
-// costs ascending; usage score descending; creation time newest first.
+// Koordinator's pod sorter as comparisons: priority class, priority, Kubernetes QoS, Koordinator
+// QoS, deletion and eviction costs ascending; usage score descending; creation time newest first.
 #include "plugins/lownodeload/pod_order.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
+
+#include "framework/pod_sort.h"
 
 namespace koord::roles::descheduler::lownodeload {
 
@@ -41,17 +42,6 @@ int qosRank(apis::QoSClass q) {
       break;
   }
   return 5;
-}
-
-// An unparsable cost reads as zero, as both Kubernetes and Koordinator treat it.
-std::int64_t costAnnotation(const Pod& pod, std::string_view key) {
-  auto it = pod.annotations.find(key);
-  if (it == pod.annotations.end())
-    return 0;
-  std::int32_t v = 0;
-  const auto& s = it->second;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() ? v : 0;
 }
 
 template <typename T>
@@ -97,13 +87,15 @@ void sortForEviction(std::vector<const Pod*>& pods,
       return c < 0;
     if (int c = compare(a->priorityOrZero(), b->priorityOrZero()))
       return c < 0;
+    if (int c = compare(kubeQoSRank(a->kube_qos), kubeQoSRank(b->kube_qos)))
+      return c < 0;
     if (int c = compare(qosRank(a->qos), qosRank(b->qos)))
       return c < 0;
-    if (int c = compare(costAnnotation(*a, "controller.kubernetes.io/pod-deletion-cost"),
-                        costAnnotation(*b, "controller.kubernetes.io/pod-deletion-cost")))
+    if (int c = compare(podCostAnnotation(*a, "controller.kubernetes.io/pod-deletion-cost"),
+                        podCostAnnotation(*b, "controller.kubernetes.io/pod-deletion-cost")))
       return c < 0;
-    if (int c = compare(costAnnotation(*a, "scheduling.koordinator.sh/eviction-cost"),
-                        costAnnotation(*b, "scheduling.koordinator.sh/eviction-cost")))
+    if (int c = compare(podCostAnnotation(*a, "scheduling.koordinator.sh/eviction-cost"),
+                        podCostAnnotation(*b, "scheduling.koordinator.sh/eviction-cost")))
       return c < 0;
     auto ua = usage.find(a->key());
     auto ub = usage.find(b->key());

@@ -8,6 +8,7 @@
 
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
+#include "plugins/pluginkit/object_member.h"
 
 namespace koord::roles::descheduler::utilization {
 
@@ -124,23 +125,29 @@ std::string describeOver(const std::vector<std::string>& over, const ResourceAmo
 
 Expected<std::optional<Thresholds>> thresholdsField(const json::object& o, std::string_view name,
                                                     std::string_view path) {
-  const std::string here = childPath(path, name);
-  auto obj = strict::objectField(o, name, path);
-  if (!obj)
-    return obj.error();
-  if (*obj == nullptr)
-    return std::optional<Thresholds>();
-  Thresholds out;
-  for (const auto& member : **obj) {
-    const std::string at = here + "[" + std::string(member.key()) + "]";
-    if (!member.value().is_number())
-      return strict::fieldError(at, "expected a number");
-    const double p = member.value().to_number<double>();
-    if (p < kMinPercent || p > kMaxPercent)
-      return strict::fieldError(at, "percentage must be within [0, 100]");
-    out[std::string(member.key())] = p;
-  }
-  return std::optional<Thresholds>(std::move(out));
+  return pluginkit::objectMember<Thresholds>(
+      o, name, path, [](const json::object& obj, const std::string& here) -> Expected<Thresholds> {
+        Thresholds out;
+        for (const auto& member : obj) {
+          const std::string at = here + "[" + std::string(member.key()) + "]";
+          if (!member.value().is_number())
+            return strict::fieldError(at, "expected a number");
+          const double p = member.value().to_number<double>();
+          if (p < kMinPercent || p > kMaxPercent)
+            return strict::fieldError(at, "percentage must be within [0, 100]");
+          out[std::string(member.key())] = p;
+        }
+        return out;
+      });
+}
+
+Expected<std::int32_t> numberOfNodesField(const json::object& args) {
+  auto n = strict::int32Field(args, "numberOfNodes", "");
+  if (!n)
+    return n.error();
+  if (n->value_or(0) < 0)
+    return strict::fieldError("numberOfNodes", "must be greater than or equal to 0");
+  return n->value_or(0);
 }
 
 bool Namespaces::allows(std::string_view ns) const {
@@ -154,26 +161,23 @@ bool Namespaces::allows(std::string_view ns) const {
 
 Expected<std::optional<Namespaces>> namespacesField(const json::object& o, std::string_view name,
                                                     std::string_view path) {
-  const std::string here = childPath(path, name);
-  auto obj = strict::objectField(o, name, path);
-  if (!obj)
-    return obj.error();
-  if (*obj == nullptr)
-    return std::optional<Namespaces>();
-  if (auto ok = strict::rejectUnknownFields(**obj, {"include", "exclude"}, here); !ok)
-    return ok.error();
-  Namespaces ns;
-  auto include = kube::jsonfields::stringList(**obj, "include", here);
-  if (!include)
-    return include.error();
-  auto exclude = kube::jsonfields::stringList(**obj, "exclude", here);
-  if (!exclude)
-    return exclude.error();
-  ns.include = std::move(*include);
-  ns.exclude = std::move(*exclude);
-  if (!ns.include.empty() && !ns.exclude.empty())
-    return strict::fieldError(here, "only one of include and exclude can be set");
-  return std::optional<Namespaces>(std::move(ns));
+  return pluginkit::objectMember<Namespaces>(
+      o, name, path, [](const json::object& obj, const std::string& here) -> Expected<Namespaces> {
+        if (auto ok = strict::rejectUnknownFields(obj, {"include", "exclude"}, here); !ok)
+          return ok.error();
+        Namespaces ns;
+        auto include = kube::jsonfields::stringList(obj, "include", here);
+        if (!include)
+          return include.error();
+        auto exclude = kube::jsonfields::stringList(obj, "exclude", here);
+        if (!exclude)
+          return exclude.error();
+        ns.include = std::move(*include);
+        ns.exclude = std::move(*exclude);
+        if (!ns.include.empty() && !ns.exclude.empty())
+          return strict::fieldError(here, "only one of include and exclude can be set");
+        return ns;
+      });
 }
 
 }  // namespace koord::roles::descheduler::utilization

@@ -70,6 +70,9 @@ struct Namespaces {
 Expected<std::optional<Namespaces>> namespacesField(const boost::json::object& o,
                                                     std::string_view name, std::string_view path);
 
+/// The args' numberOfNodes (absent: 0); a negative count is refused.
+Expected<std::int32_t> numberOfNodesField(const boost::json::object& args);
+
 /// "<path>.<name>", or the name alone at the root.
 std::string childPath(std::string_view path, std::string_view name);
 

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "koord/kube/strict_fields.h"
+#include "plugins/pluginkit/args_reader.h"
 
 namespace koord::roles::descheduler::nodeutilization {
 
@@ -13,28 +14,39 @@ namespace strict = kube::strict;
 
 namespace {
 
-Expected<const json::object*> rootOf(const json::value* args) {
-  if (args == nullptr || args->is_null())
-    return strict::fieldError("thresholds", "no resource threshold is configured");
-  return strict::asObject(*args, "args");
+// The thresholds member `name`, which must name at least one resource.
+auto requiredThresholds(std::string_view name) {
+  return [name](const json::object& o) -> Expected<Thresholds> {
+    auto t = utilization::thresholdsField(o, name, "");
+    if (!t)
+      return t.error();
+    if (!*t || (*t)->empty())
+      return strict::fieldError(name, "no resource threshold is configured");
+    return std::move(**t);
+  };
 }
 
-Expected<Thresholds> requiredThresholds(const json::object& o, std::string_view name) {
-  auto t = utilization::thresholdsField(o, name, "");
-  if (!t)
-    return t.error();
-  if (!*t || (*t)->empty())
-    return strict::fieldError(name, "no resource threshold is configured");
-  return std::move(**t);
+Expected<std::optional<utilization::Namespaces>> evictableNamespaces(const json::object& o) {
+  return utilization::namespacesField(o, "evictableNamespaces", "");
 }
 
-Expected<std::int32_t> numberOfNodes(const json::object& o) {
-  auto n = strict::int32Field(o, "numberOfNodes", "");
-  if (!n)
-    return n.error();
-  if (n->value_or(0) < 0)
-    return strict::fieldError("numberOfNodes", "must be greater than or equal to 0");
-  return n->value_or(0);
+// Upstream's check that both sets name the same resources, each low one not above its target.
+Expected<void> validatePair(const Thresholds& low, const Thresholds& high) {
+  for (const auto& [name, pct] : low) {
+    auto it = high.find(name);
+    if (it == high.end())
+      return strict::fieldError("thresholds[" + name + "]",
+                                "thresholds and targetThresholds configured different resources");
+    if (pct > it->second)
+      return strict::fieldError("thresholds[" + name + "]",
+                                "percentage is greater than targetThresholds'");
+  }
+  for (const auto& [name, pct] : high) {
+    if (low.count(name) == 0)
+      return strict::fieldError("targetThresholds[" + name + "]",
+                                "thresholds and targetThresholds configured different resources");
+  }
+  return {};
 }
 
 void fillBasics(Thresholds& t, double fill) {
@@ -44,84 +56,32 @@ void fillBasics(Thresholds& t, double fill) {
 
 }  // namespace
 
+// Absent args read as {}: refused for the missing thresholds, as upstream's validation does.
 Expected<LowNodeUtilizationArgs> decodeLowNodeUtilizationArgs(const json::value* args) {
-  auto root = rootOf(args);
-  if (!root)
-    return root.error();
-  const json::object& o = **root;
-  if (auto ok =
-          strict::rejectUnknownFields(o,
-                                      {"useDeviationThresholds", "thresholds", "targetThresholds",
-                                       "numberOfNodes", "evictableNamespaces"},
-                                      "");
-      !ok)
-    return ok.error();
   LowNodeUtilizationArgs a;
-  auto dev = strict::boolField(o, "useDeviationThresholds", "");
-  if (!dev)
-    return dev.error();
-  a.use_deviation_thresholds = dev->value_or(false);
-  auto low = requiredThresholds(o, "thresholds");
-  if (!low)
-    return low.error();
-  auto high = requiredThresholds(o, "targetThresholds");
-  if (!high)
-    return high.error();
-  for (const auto& [name, pct] : *low) {
-    auto it = high->find(name);
-    if (it == high->end())
-      return strict::fieldError("thresholds[" + name + "]",
-                                "thresholds and targetThresholds configured different resources");
-    if (pct > it->second)
-      return strict::fieldError("thresholds[" + name + "]",
-                                "percentage is greater than targetThresholds'");
-  }
-  for (const auto& [name, pct] : *high) {
-    if (low->count(name) == 0)
-      return strict::fieldError("targetThresholds[" + name + "]",
-                                "thresholds and targetThresholds configured different resources");
-  }
-  auto nodes = numberOfNodes(o);
-  if (!nodes)
-    return nodes.error();
-  a.number_of_nodes = *nodes;
-  auto ns = utilization::namespacesField(o, "evictableNamespaces", "");
-  if (!ns)
-    return ns.error();
-  a.evictable_namespaces = std::move(*ns);
+  pluginkit::ArgsReader r(args, {"useDeviationThresholds", "thresholds", "targetThresholds",
+                                 "numberOfNodes", "evictableNamespaces"});
+  r.boolean("useDeviationThresholds", a.use_deviation_thresholds)
+      .decoded(a.thresholds, requiredThresholds("thresholds"))
+      .decoded(a.target_thresholds, requiredThresholds("targetThresholds"))
+      .then([&] { return validatePair(a.thresholds, a.target_thresholds); })
+      .decoded(a.number_of_nodes, utilization::numberOfNodesField)
+      .decoded(a.evictable_namespaces, evictableNamespaces);
   const double fill =
       a.use_deviation_thresholds ? utilization::kMinPercent : utilization::kMaxPercent;
-  a.thresholds = std::move(*low);
-  a.target_thresholds = std::move(*high);
   fillBasics(a.thresholds, fill);
   fillBasics(a.target_thresholds, fill);
-  return a;
+  return r.finish(std::move(a));
 }
 
 Expected<HighNodeUtilizationArgs> decodeHighNodeUtilizationArgs(const json::value* args) {
-  auto root = rootOf(args);
-  if (!root)
-    return root.error();
-  const json::object& o = **root;
-  if (auto ok = strict::rejectUnknownFields(
-          o, {"thresholds", "numberOfNodes", "evictableNamespaces"}, "");
-      !ok)
-    return ok.error();
   HighNodeUtilizationArgs a;
-  auto low = requiredThresholds(o, "thresholds");
-  if (!low)
-    return low.error();
-  a.thresholds = std::move(*low);
+  pluginkit::ArgsReader r(args, {"thresholds", "numberOfNodes", "evictableNamespaces"});
+  r.decoded(a.thresholds, requiredThresholds("thresholds"))
+      .decoded(a.number_of_nodes, utilization::numberOfNodesField)
+      .decoded(a.evictable_namespaces, evictableNamespaces);
   fillBasics(a.thresholds, utilization::kMaxPercent);
-  auto nodes = numberOfNodes(o);
-  if (!nodes)
-    return nodes.error();
-  a.number_of_nodes = *nodes;
-  auto ns = utilization::namespacesField(o, "evictableNamespaces", "");
-  if (!ns)
-    return ns.error();
-  a.evictable_namespaces = std::move(*ns);
-  return a;
+  return r.finish(std::move(a));
 }
 
 }  // namespace koord::roles::descheduler::nodeutilization

@@ -8,6 +8,7 @@
 
 #include "framework/plugin.h"
 #include "plugins/nodeutilization/args.h"
+#include "plugins/pluginkit/plugin_base.h"
 
 namespace koord::roles::descheduler::nodeutilization {
 
@@ -15,30 +16,21 @@ inline constexpr std::string_view kLowNodeUtilizationName = "LowNodeUtilization"
 inline constexpr std::string_view kHighNodeUtilizationName = "HighNodeUtilization";
 
 /// Moves pods from nodes over targetThresholds while nodes under thresholds have room.
-class LowNodeUtilization final : public BalancePlugin {
+class LowNodeUtilization final
+    : public pluginkit::ArgsPlugin<LowNodeUtilizationArgs, BalancePlugin, kLowNodeUtilizationName> {
  public:
-  LowNodeUtilization(std::shared_ptr<const LowNodeUtilizationArgs> args, FrameworkHandle& handle)
-      : args_(std::move(args)), handle_(handle) {}
-  std::string_view name() const override { return kLowNodeUtilizationName; }
+  using ArgsPlugin::ArgsPlugin;
   Expected<void> balance(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const LowNodeUtilizationArgs> args_;
-  FrameworkHandle& handle_;
 };
 
 /// Moves every pod it may from nodes under thresholds to the other schedulable nodes, least used
 /// source first, while those have room left under their allocatable.
-class HighNodeUtilization final : public BalancePlugin {
+class HighNodeUtilization final
+    : public pluginkit::ArgsPlugin<HighNodeUtilizationArgs, BalancePlugin,
+                                   kHighNodeUtilizationName> {
  public:
-  HighNodeUtilization(std::shared_ptr<const HighNodeUtilizationArgs> args, FrameworkHandle& handle)
-      : args_(std::move(args)), handle_(handle) {}
-  std::string_view name() const override { return kHighNodeUtilizationName; }
+  using ArgsPlugin::ArgsPlugin;
   Expected<void> balance(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const HighNodeUtilizationArgs> args_;
-  FrameworkHandle& handle_;
 };
 
 }  // namespace koord::roles::descheduler::nodeutilization

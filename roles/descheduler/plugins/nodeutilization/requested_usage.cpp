@@ -1,38 +1,18 @@
 // Requests-based usage and the shared eviction loop of LowNodeUtilization and HighNodeUtilization.
 #include "plugins/nodeutilization/requested_usage.h"
 
-#include <algorithm>
-
 #include "framework/node_fit.h"
+#include "framework/pod_sort.h"
+#include "koord/core/saturating.h"
 
 namespace koord::roles::descheduler::nodeutilization {
 
 namespace {
 
+// Sums stick at the int64 bounds: a pod's request may itself be saturated ("1E" cpu).
 std::int64_t valueOr0(const ResourceAmounts& m, std::string_view name) {
   auto it = m.find(name);
   return it == m.end() ? 0 : it->second;
-}
-
-// Upstream's QoS order for pods of equal priority: BestEffort, then Burstable, then Guaranteed
-// (koord's QoS follows the Kubernetes one when unlabelled).
-int qosRank(apis::QoSClass q) {
-  switch (q) {
-    case apis::QoSClass::kBE:
-      return 0;
-    case apis::QoSClass::kLS:
-      return 1;
-    default:
-      return 2;
-  }
-}
-
-bool lowerPriorityFirst(const Pod* a, const Pod* b) {
-  if (a->priority.has_value() != b->priority.has_value())
-    return !a->priority.has_value();
-  if (a->priority && *a->priority != *b->priority)
-    return *a->priority < *b->priority;
-  return qosRank(a->qos) < qosRank(b->qos);
 }
 
 }  // namespace
@@ -55,7 +35,7 @@ std::vector<NodeInfo> nodeInfos(const Snapshot& snapshot, const std::vector<cons
       info.pods.push_back(p.get());
       for (const auto& name : names)
         if (name != "pods")
-          info.usage[name] += valueOr0(p->requests, name);
+          info.usage[name] = saturatingAdd(info.usage[name], valueOr0(p->requests, name));
     }
     if (info.usage.count("pods") != 0)
       info.usage["pods"] = static_cast<std::int64_t>(info.pods.size());
@@ -76,7 +56,7 @@ std::vector<NodeInfo> nodeInfos(const Snapshot& snapshot, const std::vector<cons
 std::int64_t usageSum(const NodeInfo& n) {
   std::int64_t sum = 0;
   for (const auto& [name, v] : n.usage)
-    sum += v;
+    sum = saturatingAdd(sum, v);
   return sum;
 }
 
@@ -87,7 +67,8 @@ void evictFromSources(FrameworkHandle& handle, std::vector<NodeInfo*>& sources,
     available[name] = 0;
   for (const NodeInfo* t : targets)
     for (auto& [name, left] : available)
-      left += valueOr0(t->thresholds.high, name) - valueOr0(t->usage, name);
+      left = saturatingAdd(
+          left, saturatingSub(valueOr0(t->thresholds.high, name), valueOr0(t->usage, name)));
 
   for (NodeInfo* src : sources) {
     if (handle.totalLimitReached())
@@ -99,7 +80,7 @@ void evictFromSources(FrameworkHandle& handle, std::vector<NodeInfo*>& sources,
       if (handle.filter(*p))
         removable.push_back(p);
     }
-    std::stable_sort(removable.begin(), removable.end(), lowerPriorityFirst);
+    sortPodsLowToHigh(removable);
     for (const Pod* p : removable) {
       if (!plan.keep_going(*src, available))
         break;
@@ -111,8 +92,8 @@ void evictFromSources(FrameworkHandle& handle, std::vector<NodeInfo*>& sources,
         continue;
       for (auto& [name, left] : available) {
         const std::int64_t q = name == "pods" ? 1 : valueOr0(p->requests, name);
-        left -= q;
-        src->usage[name] -= q;
+        left = saturatingSub(left, q);
+        src->usage[name] = saturatingSub(src->usage[name], q);
       }
     }
   }

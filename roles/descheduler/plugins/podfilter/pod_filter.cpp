@@ -68,11 +68,12 @@ Expected<std::optional<Namespaces>> decodeNamespaces(const json::object& o, std:
 }
 
 Expected<std::optional<kube::LabelSelector>> decodeLabelSelector(const json::object& o,
-                                                                 std::string_view path) {
-  const json::value* v = jsonfields::field(o, "labelSelector");
+                                                                 std::string_view path,
+                                                                 std::string_view name) {
+  const json::value* v = jsonfields::field(o, name);
   if (v == nullptr)
     return std::optional<kube::LabelSelector>{};
-  const std::string sel_path = jsonfields::childPath(path, "labelSelector");
+  const std::string sel_path = jsonfields::childPath(path, name);
   if (const auto* obj = v->if_object()) {
     if (auto ok = strict::rejectUnknownFields(*obj, {"matchLabels", "matchExpressions"}, sel_path);
         !ok)

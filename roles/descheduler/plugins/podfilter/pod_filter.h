@@ -33,10 +33,12 @@ struct CommonArgs {
 Expected<std::optional<Namespaces>> decodeNamespaces(const boost::json::object& o,
                                                      std::string_view path = {});
 
-/// Reads `o`'s "labelSelector" member (absent or null: nullopt), strictly, and compiles it so
-/// that a bad key or value is reported while the configuration is read.
-Expected<std::optional<kube::LabelSelector>> decodeLabelSelector(const boost::json::object& o,
-                                                                 std::string_view path = {});
+/// Reads `o`'s "labelSelector" member, or the selector named `name` (absent or null: nullopt),
+/// strictly, and compiles it so that a bad key or value is reported while the configuration is
+/// read.
+Expected<std::optional<kube::LabelSelector>> decodeLabelSelector(
+    const boost::json::object& o, std::string_view path = {},
+    std::string_view name = "labelSelector");
 
 /// decodeNamespaces and decodeLabelSelector together. The caller still rejects unknown members
 /// of `o` (it knows its other fields).

@@ -9,6 +9,7 @@
 
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
+#include "plugins/pluginkit/args_reader.h"
 
 namespace koord::roles::descheduler::podlifetime {
 
@@ -32,35 +33,14 @@ bool knownState(std::string_view s) {
 
 Expected<PodLifeTimeArgs> decodePodLifeTimeArgs(const json::value* args) {
   constexpr std::string_view kMax = "maxPodLifeTimeSeconds";
-  if (args == nullptr || args->is_null())
-    return strict::fieldError(kMax, "must be set (it has no default)");
-  auto root = strict::asObject(*args, "args");
-  if (!root)
-    return root.error();
-  const json::object& o = **root;
-  const std::string_view path;
-  if (auto ok = strict::rejectUnknownFields(
-          o, {"namespaces", "labelSelector", "maxPodLifeTimeSeconds", "states"}, path);
-      !ok)
-    return ok.error();
   PodLifeTimeArgs a;
-  auto common = podfilter::decodeCommonArgs(o, path);
-  if (!common)
-    return common.error();
-  a.common = std::move(*common);
-  auto max = strict::int64Field(o, kMax, path);
-  if (!max)
-    return max.error();
-  if (!*max)
-    return strict::fieldError(kMax, "must be set (it has no default)");
-  // Go's uint: a negative number does not decode.
-  if (**max < 0)
-    return strict::fieldError(kMax, "must not be negative");
-  a.max_pod_lifetime_seconds = static_cast<std::uint64_t>(**max);
-  auto states = kube::jsonfields::stringList(o, "states", path);
-  if (!states)
-    return states.error();
-  a.states = std::move(*states);
+  pluginkit::ArgsReader r(args, {"namespaces", "labelSelector", kMax, "states"});
+  r.common(a.common)
+      .require(kMax, "must be set (it has no default)")
+      .uint64(kMax, a.max_pod_lifetime_seconds)
+      .strings("states", a.states);
+  if (auto ok = r.status(); !ok)
+    return ok.error();
   for (std::size_t i = 0; i < a.states.size(); ++i) {
     if (!knownState(a.states[i]))
       return strict::fieldError(kube::jsonfields::indexPath("states", i),

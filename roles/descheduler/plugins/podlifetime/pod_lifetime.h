@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "framework/plugin.h"
+#include "plugins/pluginkit/plugin_base.h"
+#include "plugins/podfilter/pod_states.h"
 #include "plugins/podlifetime/args.h"
 
 namespace koord::roles::descheduler::podlifetime {
@@ -20,25 +22,16 @@ inline constexpr std::string_view kPodLifeTimeName = "PodLifeTime";
 /// creationTimestamp.
 std::optional<std::uint64_t> ageSeconds(const Pod& pod, TimePoint now);
 
-/// `pod` is in one of `states`: its phase, or the waiting reason of one of its (regular)
-/// containers. Empty `states` lets every pod in.
-bool inStates(const Pod& pod, const std::vector<std::string>& states);
+using podfilter::inStates;
 
-class PodLifeTime final : public DeschedulePlugin {
+class PodLifeTime final
+    : public pluginkit::FilteredPlugin<PodLifeTimeArgs, DeschedulePlugin, kPodLifeTimeName> {
  public:
-  /// `selection`: podfilter::PodFilter::make(args->common).
-  PodLifeTime(std::shared_ptr<const PodLifeTimeArgs> args, FrameworkHandle& handle,
-              podfilter::PodFilter selection);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override { return kPodLifeTimeName; }
   /// The pods of every given node older than the limit, oldest first across nodes (so caps and
   /// budgets spend themselves on the oldest), skipping nodes at their cap, until the total cap.
   Expected<void> deschedule(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const PodLifeTimeArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter selection_;
 };
 
 }  // namespace koord::roles::descheduler::podlifetime

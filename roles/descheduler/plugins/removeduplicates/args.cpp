@@ -5,33 +5,17 @@
 
 #include <utility>
 
-#include "koord/kube/json_fields.h"
-#include "koord/kube/strict_fields.h"
+#include "plugins/pluginkit/args_reader.h"
 
 namespace koord::roles::descheduler::removeduplicates {
 
 namespace json = boost::json;
-namespace strict = kube::strict;
 
 Expected<RemoveDuplicatesArgs> decodeRemoveDuplicatesArgs(const json::value* args) {
   RemoveDuplicatesArgs a;
-  if (args == nullptr || args->is_null())
-    return a;
-  auto root = strict::asObject(*args, "args");
-  if (!root)
-    return root.error();
-  const json::object& o = **root;
-  if (auto ok = strict::rejectUnknownFields(o, {"namespaces", "excludeOwnerKinds"}, ""); !ok)
-    return ok.error();
-  auto ns = podfilter::decodeNamespaces(o);
-  if (!ns)
-    return ns.error();
-  a.namespaces = std::move(*ns);
-  auto kinds = kube::jsonfields::stringList(o, "excludeOwnerKinds", "");
-  if (!kinds)
-    return kinds.error();
-  a.exclude_owner_kinds = std::move(*kinds);
-  return a;
+  pluginkit::ArgsReader r(args, {"namespaces", "excludeOwnerKinds"});
+  r.namespaces(a.namespaces).strings("excludeOwnerKinds", a.exclude_owner_kinds);
+  return r.finish(std::move(a));
 }
 
 }  // namespace koord::roles::descheduler::removeduplicates

@@ -78,10 +78,6 @@ std::size_t feasibleNodeCount(const std::vector<const Pod*>& pods,
   return targets.size();
 }
 
-RemoveDuplicates::RemoveDuplicates(std::shared_ptr<const RemoveDuplicatesArgs> args,
-                                   FrameworkHandle& handle, podfilter::PodFilter pod_filter)
-    : args_(std::move(args)), handle_(handle), pod_filter_(std::move(pod_filter)) {}
-
 Expected<void> RemoveDuplicates::balance(const std::vector<const Node*>& nodes) {
   const Snapshot& snap = handle_.snapshot();
   std::map<OwnerKey, int> occurrences;
@@ -153,11 +149,7 @@ Expected<void> RemoveDuplicates::balance(const std::vector<const Node*>& nodes) 
 
 Expected<std::shared_ptr<Plugin>> makeRemoveDuplicates(
     std::shared_ptr<const RemoveDuplicatesArgs> args, FrameworkHandle& handle) {
-  auto filter = podfilter::PodFilter::make(args->namespaces, std::nullopt);
-  if (!filter)
-    return filter.error();
-  return std::shared_ptr<Plugin>(
-      std::make_shared<RemoveDuplicates>(std::move(args), handle, *filter));
+  return pluginkit::makeFiltered<RemoveDuplicates>(std::move(args), handle);
 }
 
 }  // namespace koord::roles::descheduler::removeduplicates

@@ -9,6 +9,7 @@
 
 #include "framework/plugin.h"
 #include "koord/core/expected.h"
+#include "plugins/pluginkit/plugin_base.h"
 #include "plugins/podfilter/pod_filter.h"
 #include "plugins/removeduplicates/args.h"
 
@@ -22,18 +23,12 @@ inline constexpr std::string_view kRemoveDuplicatesName = "RemoveDuplicates";
 std::size_t feasibleNodeCount(const std::vector<const Pod*>& pods,
                               const std::vector<const Node*>& nodes);
 
-class RemoveDuplicates final : public BalancePlugin {
+class RemoveDuplicates final
+    : public pluginkit::FilteredPlugin<RemoveDuplicatesArgs, BalancePlugin, kRemoveDuplicatesName> {
  public:
-  RemoveDuplicates(std::shared_ptr<const RemoveDuplicatesArgs> args, FrameworkHandle& handle,
-                   podfilter::PodFilter pod_filter);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override { return kRemoveDuplicatesName; }
   Expected<void> balance(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const RemoveDuplicatesArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter pod_filter_;
 };
 
 Expected<std::shared_ptr<Plugin>> makeRemoveDuplicates(

@@ -56,30 +56,23 @@ std::vector<std::string> failedPodRefusals(const Pod& pod, const RemoveFailedPod
   return out;
 }
 
-RemoveFailedPods::RemoveFailedPods(std::shared_ptr<const RemoveFailedPodsArgs> args,
-                                   FrameworkHandle& handle, podfilter::PodFilter selection)
-    : args_(std::move(args)), handle_(handle), selection_(std::move(selection)) {}
-
 Expected<void> RemoveFailedPods::deschedule(const std::vector<const Node*>& nodes) {
-  const Snapshot& snapshot = handle_.snapshot();
+  const TimePoint now = handle_.snapshot().now;
   for (const Node* node : nodes) {
     KOORD_VLOG(2, "{}: processing node {}", kRemoveFailedPodsName, node->name);
-    for (const auto& pod : snapshot.podsOn(node->name)) {
-      if (handle_.totalLimitReached())
-        return {};
-      if (handle_.nodeLimitReached(node->name))
-        break;
-      if (pod->phase != PodPhase::kFailed || !selection_.matches(*pod))
-        continue;
-      if (auto why = failedPodRefusals(*pod, *args_, snapshot.now); !why.empty()) {
-        KOORD_VLOG(4, "{}: pod {} stays: {}", kRemoveFailedPodsName, pod->key(),
+    const bool more = eachPodUnderCaps(*node, [&](const Pod& pod) {
+      if (pod.phase != PodPhase::kFailed || !pod_filter_.matches(pod))
+        return;
+      if (auto why = failedPodRefusals(pod, *args_, now); !why.empty()) {
+        KOORD_VLOG(4, "{}: pod {} stays: {}", kRemoveFailedPodsName, pod.key(),
                    fmt::join(why, "; "));
-        continue;
+        return;
       }
-      if (!handle_.filter(*pod) || !handle_.preEvictionFilter(*pod))
-        continue;
-      handle_.evict(*pod, {std::string(kRemoveFailedPodsName), "a Failed pod"});
-    }
+      if (handle_.filter(pod) && handle_.preEvictionFilter(pod))
+        handle_.evict(pod, {std::string(kRemoveFailedPodsName), "a Failed pod"});
+    });
+    if (!more)
+      return {};
   }
   return {};
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/plugin.h"
+#include "plugins/pluginkit/plugin_base.h"
 #include "plugins/removefailedpods/args.h"
 
 namespace koord::roles::descheduler::failedpods {
@@ -19,21 +20,15 @@ inline constexpr std::string_view kRemoveFailedPodsName = "RemoveFailedPods";
 std::vector<std::string> failedPodRefusals(const Pod& pod, const RemoveFailedPodsArgs& args,
                                            TimePoint now);
 
-class RemoveFailedPods final : public DeschedulePlugin {
+class RemoveFailedPods final
+    : public pluginkit::FilteredPlugin<RemoveFailedPodsArgs, DeschedulePlugin,
+                                       kRemoveFailedPodsName> {
  public:
-  /// `selection`: podfilter::PodFilter::make(args->common).
-  RemoveFailedPods(std::shared_ptr<const RemoveFailedPodsArgs> args, FrameworkHandle& handle,
-                   podfilter::PodFilter selection);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override { return kRemoveFailedPodsName; }
   /// Node by node, in the order given: every Failed pod the rules and filters let go, until the
   /// node's cap (next node) or the total cap (done).
   Expected<void> deschedule(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const RemoveFailedPodsArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter selection_;
 };
 
 }  // namespace koord::roles::descheduler::failedpods

@@ -10,6 +10,7 @@
 
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
+#include "plugins/pluginkit/args_reader.h"
 
 namespace koord::roles::descheduler::toomanyrestarts {
 
@@ -38,38 +39,14 @@ Expected<void> validate(const RemovePodsHavingTooManyRestartsArgs& a) {
 
 Expected<RemovePodsHavingTooManyRestartsArgs> decodeTooManyRestartsArgs(const json::value* args) {
   RemovePodsHavingTooManyRestartsArgs a;
-  if (args != nullptr && !args->is_null()) {
-    auto root = strict::asObject(*args, "args");
-    if (!root)
-      return root.error();
-    const json::object& o = **root;
-    const std::string_view path;
-    if (auto ok = strict::rejectUnknownFields(o,
-                                              {"namespaces", "labelSelector", "podRestartThreshold",
-                                               "includingInitContainers", "states"},
-                                              path);
-        !ok)
-      return ok.error();
-    auto common = podfilter::decodeCommonArgs(o, path);
-    if (!common)
-      return common.error();
-    a.common = std::move(*common);
-    auto threshold = strict::int32Field(o, "podRestartThreshold", path);
-    if (!threshold)
-      return threshold.error();
-    a.pod_restart_threshold = threshold->value_or(0);
-    auto init = strict::boolField(o, "includingInitContainers", path);
-    if (!init)
-      return init.error();
-    a.including_init_containers = init->value_or(false);
-    auto states = kube::jsonfields::stringList(o, "states", path);
-    if (!states)
-      return states.error();
-    a.states = std::move(*states);
-  }
-  if (auto ok = validate(a); !ok)
-    return ok.error();
-  return a;
+  pluginkit::ArgsReader r(args, {"namespaces", "labelSelector", "podRestartThreshold",
+                                 "includingInitContainers", "states"});
+  r.common(a.common)
+      .int32("podRestartThreshold", a.pod_restart_threshold)
+      .boolean("includingInitContainers", a.including_init_containers)
+      .strings("states", a.states)
+      .then([&] { return validate(a); });
+  return r.finish(std::move(a));
 }
 
 }  // namespace koord::roles::descheduler::toomanyrestarts

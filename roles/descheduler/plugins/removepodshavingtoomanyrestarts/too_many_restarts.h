@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "framework/plugin.h"
+#include "plugins/pluginkit/plugin_base.h"
+#include "plugins/podfilter/pod_states.h"
 #include "plugins/removepodshavingtoomanyrestarts/args.h"
 
 namespace koord::roles::descheduler::toomanyrestarts {
@@ -17,25 +19,17 @@ inline constexpr std::string_view kTooManyRestartsName = "RemovePodsHavingTooMan
 /// The restarts of the pod's containers, its init containers' too when asked.
 std::int32_t totalRestarts(const Pod& pod, bool including_init_containers);
 
-/// `pod` is in one of `states`: its phase, or the waiting reason of one of its (regular)
-/// containers. Empty `states` lets every pod in.
-bool inStates(const Pod& pod, const std::vector<std::string>& states);
+using podfilter::inStates;
 
-class RemovePodsHavingTooManyRestarts final : public DeschedulePlugin {
+class RemovePodsHavingTooManyRestarts final
+    : public pluginkit::FilteredPlugin<RemovePodsHavingTooManyRestartsArgs, DeschedulePlugin,
+                                       kTooManyRestartsName> {
  public:
-  /// `selection`: podfilter::PodFilter::make(args->common).
-  RemovePodsHavingTooManyRestarts(std::shared_ptr<const RemovePodsHavingTooManyRestartsArgs> args,
-                                  FrameworkHandle& handle, podfilter::PodFilter selection);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override { return kTooManyRestartsName; }
   /// Node by node, in the order given: every pod over the threshold that the filters let go, until
   /// the node's cap (next node) or the total cap (done).
   Expected<void> deschedule(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const RemovePodsHavingTooManyRestartsArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter selection_;
 };
 
 }  // namespace koord::roles::descheduler::toomanyrestarts

@@ -56,11 +56,6 @@ bool sameTopology(const Node& a, const Node& b, std::string_view topology_key) {
   return va != a.labels.end() && vb != b.labels.end() && va->second == vb->second;
 }
 
-RemovePodsViolatingInterPodAntiAffinity::RemovePodsViolatingInterPodAntiAffinity(
-    std::shared_ptr<const RemovePodsViolatingInterPodAntiAffinityArgs> args,
-    FrameworkHandle& handle, podfilter::PodFilter pod_filter)
-    : args_(std::move(args)), handle_(handle), pod_filter_(std::move(pod_filter)) {}
-
 Expected<void> RemovePodsViolatingInterPodAntiAffinity::deschedule(
     const std::vector<const Node*>& nodes) {
   const Snapshot& snap = handle_.snapshot();
@@ -100,11 +95,7 @@ Expected<void> RemovePodsViolatingInterPodAntiAffinity::deschedule(
 Expected<std::shared_ptr<Plugin>> makeRemovePodsViolatingInterPodAntiAffinity(
     std::shared_ptr<const RemovePodsViolatingInterPodAntiAffinityArgs> args,
     FrameworkHandle& handle) {
-  auto filter = podfilter::PodFilter::make(args->common);
-  if (!filter)
-    return filter.error();
-  return std::shared_ptr<Plugin>(
-      std::make_shared<RemovePodsViolatingInterPodAntiAffinity>(std::move(args), handle, *filter));
+  return pluginkit::makeFiltered<RemovePodsViolatingInterPodAntiAffinity>(std::move(args), handle);
 }
 
 }  // namespace koord::roles::descheduler::interpodantiaffinity

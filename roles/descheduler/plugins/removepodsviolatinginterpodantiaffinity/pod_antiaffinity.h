@@ -12,6 +12,7 @@
 
 #include "framework/plugin.h"
 #include "koord/core/expected.h"
+#include "plugins/pluginkit/plugin_base.h"
 #include "plugins/podfilter/pod_filter.h"
 #include "plugins/removepodsviolatinginterpodantiaffinity/args.h"
 
@@ -28,19 +29,14 @@ bool termSelects(const PodAffinityTerm& term, std::string_view term_ns, const Po
 /// the key and equal values.
 bool sameTopology(const Node& a, const Node& b, std::string_view topology_key);
 
-class RemovePodsViolatingInterPodAntiAffinity final : public DeschedulePlugin {
+class RemovePodsViolatingInterPodAntiAffinity final
+    : public pluginkit::FilteredPlugin<RemovePodsViolatingInterPodAntiAffinityArgs,
+                                       DeschedulePlugin,
+                                       kRemovePodsViolatingInterPodAntiAffinityName> {
  public:
-  RemovePodsViolatingInterPodAntiAffinity(
-      std::shared_ptr<const RemovePodsViolatingInterPodAntiAffinityArgs> args,
-      FrameworkHandle& handle, podfilter::PodFilter pod_filter);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override { return kRemovePodsViolatingInterPodAntiAffinityName; }
   Expected<void> deschedule(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const RemovePodsViolatingInterPodAntiAffinityArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter pod_filter_;
 };
 
 /// The plugin on `handle`; errors when the args' selector does not compile.

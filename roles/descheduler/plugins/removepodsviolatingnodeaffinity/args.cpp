@@ -9,6 +9,7 @@
 
 #include "koord/kube/json_fields.h"
 #include "koord/kube/strict_fields.h"
+#include "plugins/pluginkit/args_reader.h"
 
 namespace koord::roles::descheduler::nodeaffinity {
 
@@ -26,28 +27,15 @@ constexpr std::string_view kNotSet = "nodeAffinityType needs to be set";
 Expected<RemovePodsViolatingNodeAffinityArgs> decodeRemovePodsViolatingNodeAffinityArgs(
     const json::value* args) {
   RemovePodsViolatingNodeAffinityArgs a;
-  if (args == nullptr || args->is_null())
-    return strict::fieldError("nodeAffinityType", kNotSet);
-  auto root = strict::asObject(*args, "args");
-  if (!root)
-    return root.error();
-  const json::object& o = **root;
-  if (auto ok =
-          strict::rejectUnknownFields(o, {"namespaces", "labelSelector", "nodeAffinityType"}, "");
-      !ok)
+  std::vector<std::string> types;
+  pluginkit::ArgsReader r(args, {"namespaces", "labelSelector", "nodeAffinityType"});
+  r.common(a.common).strings("nodeAffinityType", types);
+  if (auto ok = r.status(); !ok)
     return ok.error();
-  auto common = podfilter::decodeCommonArgs(o);
-  if (!common)
-    return common.error();
-  a.common = std::move(*common);
-
-  auto types = kube::jsonfields::stringList(o, "nodeAffinityType", "");
-  if (!types)
-    return types.error();
-  if (types->empty())
+  if (types.empty())
     return strict::fieldError("nodeAffinityType", kNotSet);
-  for (std::size_t i = 0; i < types->size(); ++i) {
-    const std::string& t = (*types)[i];
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const std::string& t = types[i];
     if (t == kRequired) {
       a.node_affinity_type.push_back(NodeAffinityType::kRequired);
     } else if (t == kPreferred) {

@@ -18,11 +18,6 @@ std::int64_t preferredWeight(const Pod& pod, const Node& node) {
 
 }  // namespace
 
-RemovePodsViolatingNodeAffinity::RemovePodsViolatingNodeAffinity(
-    std::shared_ptr<const RemovePodsViolatingNodeAffinityArgs> args, FrameworkHandle& handle,
-    podfilter::PodFilter pod_filter)
-    : args_(std::move(args)), handle_(handle), pod_filter_(std::move(pod_filter)) {}
-
 bool RemovePodsViolatingNodeAffinity::violates(NodeAffinityType type, const Pod& pod,
                                                const Node& node,
                                                const std::vector<const Node*>& nodes) const {
@@ -53,7 +48,6 @@ bool RemovePodsViolatingNodeAffinity::violates(NodeAffinityType type, const Pod&
 }
 
 Expected<void> RemovePodsViolatingNodeAffinity::deschedule(const std::vector<const Node*>& nodes) {
-  const Snapshot& snap = handle_.snapshot();
   // A pod evicted for one affinity type is gone for the next.
   std::set<std::string> evicted;
   for (NodeAffinityType type : args_->node_affinity_type) {
@@ -62,20 +56,18 @@ Expected<void> RemovePodsViolatingNodeAffinity::deschedule(const std::vector<con
                                    : "another node scores higher on the pod's preferred "
                                      "node affinity";
     for (const Node* node : nodes) {
-      for (const auto& pod : snap.podsOn(node->name)) {
-        if (handle_.totalLimitReached())
-          return {};
-        if (handle_.nodeLimitReached(node->name))
-          break;
-        if (podFinished(*pod) || evicted.count(pod->key()) != 0)
-          continue;
-        if (!pod_filter_.matches(*pod) || !violates(type, *pod, *node, nodes))
-          continue;
-        if (!handle_.filter(*pod) || !handle_.preEvictionFilter(*pod))
-          continue;
-        if (handle_.evict(*pod, {std::string(name()), reason}))
-          evicted.insert(pod->key());
-      }
+      const bool more = eachPodUnderCaps(*node, [&](const Pod& pod) {
+        if (podFinished(pod) || evicted.count(pod.key()) != 0)
+          return;
+        if (!pod_filter_.matches(pod) || !violates(type, pod, *node, nodes))
+          return;
+        if (!handle_.filter(pod) || !handle_.preEvictionFilter(pod))
+          return;
+        if (handle_.evict(pod, {std::string(name()), reason}))
+          evicted.insert(pod.key());
+      });
+      if (!more)
+        return {};
     }
   }
   return {};
@@ -83,11 +75,7 @@ Expected<void> RemovePodsViolatingNodeAffinity::deschedule(const std::vector<con
 
 Expected<std::shared_ptr<Plugin>> makeRemovePodsViolatingNodeAffinity(
     std::shared_ptr<const RemovePodsViolatingNodeAffinityArgs> args, FrameworkHandle& handle) {
-  auto filter = podfilter::PodFilter::make(args->common);
-  if (!filter)
-    return filter.error();
-  return std::shared_ptr<Plugin>(
-      std::make_shared<RemovePodsViolatingNodeAffinity>(std::move(args), handle, *filter));
+  return pluginkit::makeFiltered<RemovePodsViolatingNodeAffinity>(std::move(args), handle);
 }
 
 }  // namespace koord::roles::descheduler::nodeaffinity

@@ -11,6 +11,7 @@
 
 #include "framework/plugin.h"
 #include "koord/core/expected.h"
+#include "plugins/pluginkit/plugin_base.h"
 #include "plugins/podfilter/pod_filter.h"
 #include "plugins/removepodsviolatingnodeaffinity/args.h"
 
@@ -19,22 +20,18 @@ namespace koord::roles::descheduler::nodeaffinity {
 inline constexpr std::string_view kRemovePodsViolatingNodeAffinityName =
     "RemovePodsViolatingNodeAffinity";
 
-class RemovePodsViolatingNodeAffinity final : public DeschedulePlugin {
+class RemovePodsViolatingNodeAffinity final
+    : public pluginkit::FilteredPlugin<RemovePodsViolatingNodeAffinityArgs, DeschedulePlugin,
+                                       kRemovePodsViolatingNodeAffinityName> {
  public:
-  RemovePodsViolatingNodeAffinity(std::shared_ptr<const RemovePodsViolatingNodeAffinityArgs> args,
-                                  FrameworkHandle& handle, podfilter::PodFilter pod_filter);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override { return kRemovePodsViolatingNodeAffinityName; }
   Expected<void> deschedule(const std::vector<const Node*>& nodes) override;
 
  private:
   /// Whether `pod` on `node` breaks the rule of `type` and another of `nodes` would take it.
   bool violates(NodeAffinityType type, const Pod& pod, const Node& node,
                 const std::vector<const Node*>& nodes) const;
-
-  std::shared_ptr<const RemovePodsViolatingNodeAffinityArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter pod_filter_;
 };
 
 /// The plugin on `handle`; errors when the args' selector does not compile.

@@ -31,43 +31,31 @@ bool taintCounts(const RemovePodsViolatingNodeTaintsArgs& args, const kube::Tain
   return !args.included_taints || listNames(*args.included_taints, taint);
 }
 
-RemovePodsViolatingNodeTaints::RemovePodsViolatingNodeTaints(
-    std::shared_ptr<const RemovePodsViolatingNodeTaintsArgs> args, FrameworkHandle& handle,
-    podfilter::PodFilter pod_filter)
-    : args_(std::move(args)), handle_(handle), pod_filter_(std::move(pod_filter)) {}
-
 Expected<void> RemovePodsViolatingNodeTaints::deschedule(const std::vector<const Node*>& nodes) {
-  const Snapshot& snap = handle_.snapshot();
   auto counts = [this](const kube::Taint& t) { return taintCounts(*args_, t); };
   for (const Node* node : nodes) {
     if (node->taints.empty())
       continue;
-    for (const auto& pod : snap.podsOn(node->name)) {
-      if (handle_.totalLimitReached())
-        return {};
-      if (handle_.nodeLimitReached(node->name))
-        break;
-      if (podFinished(*pod) || !pod_filter_.matches(*pod))
-        continue;
+    const bool more = eachPodUnderCaps(*node, [&](const Pod& pod) {
+      if (podFinished(pod) || !pod_filter_.matches(pod))
+        return;
       const kube::Taint* t =
-          kube::findMatchingUntoleratedTaint(node->taints, pod->tolerations, counts);
-      if (t == nullptr || !handle_.filter(*pod) || !handle_.preEvictionFilter(*pod))
-        continue;
-      handle_.evict(*pod, {std::string(name()),
-                           fmt::format("pod does not tolerate taint {}={}:{} of its node", t->key,
-                                       t->value, kube::toString(t->effect))});
-    }
+          kube::findMatchingUntoleratedTaint(node->taints, pod.tolerations, counts);
+      if (t == nullptr || !handle_.filter(pod) || !handle_.preEvictionFilter(pod))
+        return;
+      handle_.evict(
+          pod, {std::string(name()), fmt::format("pod does not tolerate taint {}={}:{} of its node",
+                                                 t->key, t->value, kube::toString(t->effect))});
+    });
+    if (!more)
+      return {};
   }
   return {};
 }
 
 Expected<std::shared_ptr<Plugin>> makeRemovePodsViolatingNodeTaints(
     std::shared_ptr<const RemovePodsViolatingNodeTaintsArgs> args, FrameworkHandle& handle) {
-  auto filter = podfilter::PodFilter::make(args->common);
-  if (!filter)
-    return filter.error();
-  return std::shared_ptr<Plugin>(
-      std::make_shared<RemovePodsViolatingNodeTaints>(std::move(args), handle, *filter));
+  return pluginkit::makeFiltered<RemovePodsViolatingNodeTaints>(std::move(args), handle);
 }
 
 }  // namespace koord::roles::descheduler::nodetaints

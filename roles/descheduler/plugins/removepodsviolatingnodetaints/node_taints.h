@@ -10,6 +10,7 @@
 #include "framework/plugin.h"
 #include "koord/core/expected.h"
 #include "koord/kube/scheduling_match.h"
+#include "plugins/pluginkit/plugin_base.h"
 #include "plugins/podfilter/pod_filter.h"
 #include "plugins/removepodsviolatingnodetaints/args.h"
 
@@ -22,18 +23,13 @@ inline constexpr std::string_view kRemovePodsViolatingNodeTaintsName =
 /// excluded, each list naming "key" or "key=value").
 bool taintCounts(const RemovePodsViolatingNodeTaintsArgs& args, const kube::Taint& taint);
 
-class RemovePodsViolatingNodeTaints final : public DeschedulePlugin {
+class RemovePodsViolatingNodeTaints final
+    : public pluginkit::FilteredPlugin<RemovePodsViolatingNodeTaintsArgs, DeschedulePlugin,
+                                       kRemovePodsViolatingNodeTaintsName> {
  public:
-  RemovePodsViolatingNodeTaints(std::shared_ptr<const RemovePodsViolatingNodeTaintsArgs> args,
-                                FrameworkHandle& handle, podfilter::PodFilter pod_filter);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override { return kRemovePodsViolatingNodeTaintsName; }
   Expected<void> deschedule(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const RemovePodsViolatingNodeTaintsArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter pod_filter_;
 };
 
 /// The plugin on `handle`; errors when the args' selector does not compile.

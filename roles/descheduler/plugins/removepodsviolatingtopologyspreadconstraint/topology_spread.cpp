@@ -35,11 +35,6 @@ struct Chosen {
 
 }  // namespace
 
-RemovePodsViolatingTopologySpreadConstraint::RemovePodsViolatingTopologySpreadConstraint(
-    std::shared_ptr<const RemovePodsViolatingTopologySpreadConstraintArgs> args,
-    FrameworkHandle& handle, podfilter::PodFilter pod_filter)
-    : args_(std::move(args)), handle_(handle), pod_filter_(std::move(pod_filter)) {}
-
 Expected<void> RemovePodsViolatingTopologySpreadConstraint::balance(
     const std::vector<const Node*>& nodes) {
   const Snapshot& snap = handle_.snapshot();
@@ -129,11 +124,8 @@ Expected<void> RemovePodsViolatingTopologySpreadConstraint::balance(
 Expected<std::shared_ptr<Plugin>> makeRemovePodsViolatingTopologySpreadConstraint(
     std::shared_ptr<const RemovePodsViolatingTopologySpreadConstraintArgs> args,
     FrameworkHandle& handle) {
-  auto filter = podfilter::PodFilter::make(args->common);
-  if (!filter)
-    return filter.error();
-  return std::shared_ptr<Plugin>(std::make_shared<RemovePodsViolatingTopologySpreadConstraint>(
-      std::move(args), handle, *filter));
+  return pluginkit::makeFiltered<RemovePodsViolatingTopologySpreadConstraint>(std::move(args),
+                                                                              handle);
 }
 
 }  // namespace koord::roles::descheduler::topologyspread

@@ -9,6 +9,7 @@
 
 #include "framework/plugin.h"
 #include "koord/core/expected.h"
+#include "plugins/pluginkit/plugin_base.h"
 #include "plugins/podfilter/pod_filter.h"
 #include "plugins/removepodsviolatingtopologyspreadconstraint/args.h"
 
@@ -17,21 +18,14 @@ namespace koord::roles::descheduler::topologyspread {
 inline constexpr std::string_view kRemovePodsViolatingTopologySpreadConstraintName =
     "RemovePodsViolatingTopologySpreadConstraint";
 
-class RemovePodsViolatingTopologySpreadConstraint final : public BalancePlugin {
+class RemovePodsViolatingTopologySpreadConstraint final
+    : public pluginkit::FilteredPlugin<RemovePodsViolatingTopologySpreadConstraintArgs,
+                                       BalancePlugin,
+                                       kRemovePodsViolatingTopologySpreadConstraintName> {
  public:
-  RemovePodsViolatingTopologySpreadConstraint(
-      std::shared_ptr<const RemovePodsViolatingTopologySpreadConstraintArgs> args,
-      FrameworkHandle& handle, podfilter::PodFilter pod_filter);
+  using FilteredPlugin::FilteredPlugin;
 
-  std::string_view name() const override {
-    return kRemovePodsViolatingTopologySpreadConstraintName;
-  }
   Expected<void> balance(const std::vector<const Node*>& nodes) override;
-
- private:
-  std::shared_ptr<const RemovePodsViolatingTopologySpreadConstraintArgs> args_;
-  FrameworkHandle& handle_;
-  podfilter::PodFilter pod_filter_;
 };
 
 /// The plugin on `handle`; errors when the args' selector does not compile.

@@ -3,6 +3,8 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "framework/object_decode.h"
@@ -63,6 +65,38 @@ TEST_CASE("a pod's projection carries what the plugins and the evictor read") {
   CHECK(p->start_time.has_value());
 }
 
+TEST_CASE("a pod keeps Kubernetes' QoS apart from Koordinator's") {
+  SECTION("status.qosClass is the Kubernetes class whatever the koord label says") {
+    auto p = decodePod(json::parse(R"({"metadata": {"labels": {"koordinator.sh/qosClass": "LS"}},
+                                       "status": {"qosClass": "Guaranteed"}})"));
+    REQUIRE(p.has_value());
+    CHECK(p->kube_qos == koord::apis::KubeQoS::kGuaranteed);
+    CHECK(p->qos == koord::apis::QoSClass::kLS);
+  }
+  SECTION("unlabelled, Koordinator's QoS follows the Kubernetes class") {
+    auto p = decodePod(json::parse(R"({"status": {"qosClass": "Burstable"}})"));
+    REQUIRE(p.has_value());
+    CHECK(p->kube_qos == koord::apis::KubeQoS::kBurstable);
+    CHECK(p->qos == koord::apis::QoSClass::kLS);
+  }
+  SECTION("without status.qosClass the containers' requests and limits decide") {
+    auto p = decodePod(json::parse(R"({"spec": {"containers": [{"name": "a", "resources": {
+        "requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}}]}})"));
+    REQUIRE(p.has_value());
+    CHECK(p->kube_qos == koord::apis::KubeQoS::kGuaranteed);
+    CHECK(p->qos == koord::apis::QoSClass::kLSR);
+    auto empty = decodePod(json::parse(R"({"spec": {"containers": [{"name": "a"}]}})"));
+    REQUIRE(empty.has_value());
+    CHECK(empty->kube_qos == koord::apis::KubeQoS::kBestEffort);
+  }
+  SECTION("a limit that does not parse is refused when it decides the class") {
+    auto p = decodePod(json::parse(
+        R"({"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "lots"}}}]}})"));
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().message.find("spec.containers[0].resources.limits") != std::string::npos);
+  }
+}
+
 TEST_CASE("pods the descheduler must not act on are refused, naming the field") {
   struct Case {
     const char* name;
@@ -95,6 +129,17 @@ TEST_CASE("pods the descheduler must not act on are refused, naming the field") 
       CHECK(p.error().message.find(tc.field) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("requests too large to add up stick at the int64 bound") {
+  // Found by descheduler_objects_fuzz: the sum of the containers' requests overflowed.
+  auto p = decodePod(json::parse(R"({"spec": {
+      "containers": [{"name": "a", "resources": {"requests": {"cpu": "9223372036854775807"}}},
+                     {"name": "b", "resources": {"requests": {"cpu": "1", "memory": "8Ei"}}}],
+      "overhead": {"memory": "8Ei"}}})"));
+  REQUIRE(p.has_value());
+  CHECK(p->requests.at("cpu") == std::numeric_limits<std::int64_t>::max());
+  CHECK(p->requests.at("memory") == std::numeric_limits<std::int64_t>::max());
 }
 
 TEST_CASE("more containers than any kubelet runs is refused") {

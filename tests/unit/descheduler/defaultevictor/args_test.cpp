@@ -7,19 +7,15 @@
 
 #include <string>
 
+#include "args_checks.h"
+
 namespace koord::roles::descheduler::defaultevictor {
 namespace {
 
-Expected<DefaultEvictorArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodeDefaultEvictorArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodeDefaultEvictorArgs);
 
 TEST_CASE("DefaultEvictorArgs: absent or null args are the zero defaults", "[descheduler]") {
-  const boost::json::value null_value;
-  for (const boost::json::value* v :
-       {static_cast<const boost::json::value*>(nullptr), &null_value}) {
-    auto a = decodeDefaultEvictorArgs(v);
+  testkit::forNoArgs(decodeDefaultEvictorArgs, [](const Expected<DefaultEvictorArgs>& a) {
     REQUIRE(a.has_value());
     CHECK(a->node_selector.empty());
     CHECK_FALSE(a->evict_local_storage_pods);
@@ -29,7 +25,7 @@ TEST_CASE("DefaultEvictorArgs: absent or null args are the zero defaults", "[des
     CHECK_FALSE(a->label_selector);
     CHECK_FALSE(a->priority_threshold);
     CHECK_FALSE(a->node_fit);
-  }
+  });
 }
 
 TEST_CASE("DefaultEvictorArgs: every member is read", "[descheduler]") {
@@ -64,11 +60,7 @@ TEST_CASE("DefaultEvictorArgs: every member is read", "[descheduler]") {
 }
 
 TEST_CASE("DefaultEvictorArgs: strict decoding names the field", "[descheduler]") {
-  struct Case {
-    const char* json;
-    const char* names;
-  };
-  const Case cases[] = {
+  const testkit::Refusal cases[] = {
       {R"({"nodefit": true})", "nodefit"},
       {R"({"nodeFit": "true"})", "nodeFit"},
       {R"({"evictLocalStoragePods": 1})", "evictLocalStoragePods"},
@@ -83,12 +75,7 @@ TEST_CASE("DefaultEvictorArgs: strict decoding names the field", "[descheduler]"
        "labelSelector"},
       {R"([true])", "args"},
   };
-  for (const auto& c : cases) {
-    INFO(c.json);
-    auto a = decode(c.json);
-    REQUIRE_FALSE(a.has_value());
-    CHECK_THAT(a.error().message, Catch::Contains(c.names));
-  }
+  testkit::checkRefusals(decodeDefaultEvictorArgs, cases);
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "eviction_pass.h"
 #include "fake_handle.h"
 #include "plugins/defaultevictor/register.h"
+#include "registry_checks.h"
 
 namespace koord::roles::descheduler::defaultevictor {
 namespace {
@@ -32,8 +34,8 @@ DefaultEvictor build(const DefaultEvictorArgs& args, FakeHandle& h) {
 
 TEST_CASE("DefaultEvictor: filter allows or refuses pods, naming every rule broken",
           "[descheduler]") {
-  using ArgsEdit = std::function<void(DefaultEvictorArgs&)>;
-  using PodEdit = std::function<void(Pod&)>;
+  using ArgsEdit = testkit::ArgsEdit<DefaultEvictorArgs>;
+  using testkit::PodEdit;
   const ArgsEdit defaults = [](DefaultEvictorArgs&) {};
   const PodEdit as_is = [](Pod&) {};
   const PodEdit bare = [](Pod& p) { p.owner_refs.clear(); };
@@ -47,13 +49,7 @@ TEST_CASE("DefaultEvictor: filter allows or refuses pods, naming every rule brok
   const ArgsEdit web_only = [](DefaultEvictorArgs& a) {
     a.label_selector = kube::LabelSelector{{{"app", "web"}}, {}};
   };
-  struct Case {
-    const char* name;
-    ArgsEdit args;
-    PodEdit pod;
-    std::vector<std::string> refusals;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<testkit::RuleCase<DefaultEvictorArgs>> cases = {
       {"a ReplicaSet pod may go", defaults, as_is, {}},
       {"a DaemonSet pod is kept",
        defaults,
@@ -301,34 +297,19 @@ TEST_CASE("DefaultEvictor: evict goes to the API side with the options", "[desch
 
 TEST_CASE("DefaultEvictor: the registry entry decodes, builds and refuses bad thresholds",
           "[descheduler]") {
-  PluginRegistry r;
-  registerDefaultEvictor(r);
-  const PluginFactory* f = r.find("DefaultEvictor");
-  REQUIRE(f != nullptr);
+  const PluginFactory f = testkit::registeredEntry(registerDefaultEvictor, "DefaultEvictor");
   FakeHandle h;
+  testkit::checkBuildsWithDefaults<FilterPlugin, EvictPlugin>(f, "DefaultEvictor");
 
-  auto defaults = f->decode_args(nullptr, "descheduler/v1alpha2");
-  REQUIRE(defaults.has_value());
-  for (const auto& args : {*defaults, std::shared_ptr<const PluginArgs>()}) {
-    auto p = f->create(args, h);
-    REQUIRE(p.has_value());
-    CHECK((*p)->name() == "DefaultEvictor");
-    CHECK(dynamic_cast<FilterPlugin*>(p->get()) != nullptr);
-    CHECK(dynamic_cast<EvictPlugin*>(p->get()) != nullptr);
-  }
-
-  const boost::json::value named = boost::json::parse(R"({"priorityThreshold":{"name":"x"}})");
-  auto named_args = f->decode_args(&named, "descheduler/v1alpha2");
+  auto named_args = testkit::decodeEntryArgs(f, R"({"priorityThreshold":{"name":"x"}})");
   REQUIRE(named_args.has_value());
-  auto no_cluster = f->create(*named_args, h);
+  auto no_cluster = f.create(*named_args, h);
   REQUIRE_FALSE(no_cluster.has_value());
   CHECK_THAT(no_cluster.error().message, Catch::Contains("priorityThreshold.name"));
 
-  const boost::json::value above =
-      boost::json::parse(R"({"priorityThreshold":{"value":2000000001}})");
-  auto above_args = f->decode_args(&above, "descheduler/v1alpha2");
+  auto above_args = testkit::decodeEntryArgs(f, R"({"priorityThreshold":{"value":2000000001}})");
   REQUIRE(above_args.has_value());
-  CHECK_FALSE(f->create(*above_args, h).has_value());
+  CHECK_FALSE(f.create(*above_args, h).has_value());
 }
 
 }  // namespace

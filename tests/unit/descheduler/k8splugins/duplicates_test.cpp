@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "args_checks.h"
 #include "fake_handle.h"
 
 namespace koord::roles::descheduler::removeduplicates {
@@ -16,10 +17,7 @@ using testkit::FakeHandle;
 using testkit::makeNode;
 using testkit::makePod;
 
-Expected<RemoveDuplicatesArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodeRemoveDuplicatesArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodeRemoveDuplicatesArgs);
 
 TEST_CASE("RemoveDuplicatesArgs: members and refusals", "[descheduler]") {
   auto a = decode(R"({"excludeOwnerKinds": ["Job"], "namespaces": {"include": ["a"]}})");

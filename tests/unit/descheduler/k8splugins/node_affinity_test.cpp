@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "args_checks.h"
 #include "fake_handle.h"
 
 namespace koord::roles::descheduler::nodeaffinity {
@@ -16,10 +17,7 @@ using testkit::FakeHandle;
 using testkit::makeNode;
 using testkit::makePod;
 
-Expected<RemovePodsViolatingNodeAffinityArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodeRemovePodsViolatingNodeAffinityArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodeRemovePodsViolatingNodeAffinityArgs);
 
 kube::NodeSelectorTerm zoneIs(std::string zone) {
   return {{{"zone", kube::NodeSelectorOperator::kIn, {std::move(zone)}}}, {}};
@@ -35,11 +33,7 @@ TEST_CASE("NodeAffinityArgs: types are read, unknown or missing ones refused", "
   REQUIRE(a->common.namespaces);
   CHECK(a->common.namespaces->exclude == std::vector<std::string>{"kube-system"});
 
-  struct Case {
-    const char* json;
-    const char* want;
-  };
-  const Case cases[] = {
+  const testkit::Refusal cases[] = {
       {"{}", "nodeAffinityType needs to be set"},
       {R"({"nodeAffinityType": []})", "nodeAffinityType needs to be set"},
       {R"({"nodeAffinityType": ["sometimes"]})", "nodeAffinityType[0]"},
@@ -48,12 +42,7 @@ TEST_CASE("NodeAffinityArgs: types are read, unknown or missing ones refused", "
       {R"({"nodeAffinityType": ["requiredDuringSchedulingIgnoredDuringExecution"], "x": 1})",
        "unknown field \"x\""},
   };
-  for (const auto& c : cases) {
-    INFO(c.json);
-    auto r = decode(c.json);
-    REQUIRE_FALSE(r.has_value());
-    CHECK_THAT(r.error().message, Catch::Contains(c.want));
-  }
+  testkit::checkRefusals(decodeRemovePodsViolatingNodeAffinityArgs, cases);
   CHECK_FALSE(decodeRemovePodsViolatingNodeAffinityArgs(nullptr).has_value());
 }
 

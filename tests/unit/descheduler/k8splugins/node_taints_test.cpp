@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "args_checks.h"
 #include "fake_handle.h"
 
 namespace koord::roles::descheduler::nodetaints {
@@ -16,10 +17,7 @@ using testkit::FakeHandle;
 using testkit::makeNode;
 using testkit::makePod;
 
-Expected<RemovePodsViolatingNodeTaintsArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodeRemovePodsViolatingNodeTaintsArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodeRemovePodsViolatingNodeTaintsArgs);
 
 TEST_CASE("NodeTaintsArgs: members, defaults and refusals", "[descheduler]") {
   auto d = decodeRemovePodsViolatingNodeTaintsArgs(nullptr);
@@ -38,23 +36,14 @@ TEST_CASE("NodeTaintsArgs: members, defaults and refusals", "[descheduler]") {
   REQUIRE(empty_included->included_taints);
   CHECK(empty_included->included_taints->empty());
 
-  struct Case {
-    const char* json;
-    const char* want;
-  };
-  const Case cases[] = {
+  const testkit::Refusal cases[] = {
       {R"({"includedTaints": ["a"], "excludedTaints": ["b"]})", "includedTaints"},
       {R"({"includePreferNoSchedule": "yes"})", "includePreferNoSchedule"},
       {R"({"excludedTaints": [1]})", "excludedTaints[0]"},
       {R"({"taints": []})", "unknown field \"taints\""},
       {R"({"namespaces": {"include": ["a"], "exclude": ["b"]}})", "namespaces"},
   };
-  for (const auto& c : cases) {
-    INFO(c.json);
-    auto r = decode(c.json);
-    REQUIRE_FALSE(r.has_value());
-    CHECK_THAT(r.error().message, Catch::Contains(c.want));
-  }
+  testkit::checkRefusals(decodeRemovePodsViolatingNodeTaintsArgs, cases);
 }
 
 TEST_CASE("NodeTaints: pods not tolerating the taints that count are evicted", "[descheduler]") {

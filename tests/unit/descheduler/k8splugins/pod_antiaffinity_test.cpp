@@ -135,18 +135,19 @@ TEST_CASE("InterPodAntiAffinity: the args' filter picks which pods may go, not w
         std::vector<std::string>{"default/r"});
 }
 
-TEST_CASE("InterPodAntiAffinity: pods sort by priority, none first, then QoS", "[descheduler]") {
+TEST_CASE("InterPodAntiAffinity: pods sort by priority, none first, then Kubernetes QoS",
+          "[descheduler]") {
   std::vector<std::shared_ptr<const Pod>> pods;
-  auto mk = [&](std::string name, std::optional<std::int32_t> prio, apis::QoSClass qos) {
+  auto mk = [&](std::string name, std::optional<std::int32_t> prio, apis::KubeQoS qos) {
     auto p = makePod(std::move(name), "n1");
     p->priority = prio;
-    p->qos = qos;
+    p->kube_qos = qos;
     pods.push_back(p);
   };
-  mk("ls-10", 10, apis::QoSClass::kLS);
-  mk("be-10", 10, apis::QoSClass::kBE);
-  mk("none", std::nullopt, apis::QoSClass::kLSR);
-  mk("ls-1", 1, apis::QoSClass::kLS);
+  mk("ls-10", 10, apis::KubeQoS::kBurstable);
+  mk("be-10", 10, apis::KubeQoS::kBestEffort);
+  mk("none", std::nullopt, apis::KubeQoS::kGuaranteed);
+  mk("ls-1", 1, apis::KubeQoS::kBurstable);
   sortPodsLowToHigh(pods);
   std::vector<std::string> names;
   for (const auto& p : pods)

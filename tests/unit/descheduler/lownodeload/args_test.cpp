@@ -8,13 +8,12 @@
 
 #include <string>
 
+#include "args_checks.h"
+
 namespace koord::roles::descheduler::lownodeload {
 namespace {
 
-Expected<LowNodeLoadArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodeLowNodeLoadArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodeLowNodeLoadArgs);
 
 TEST_CASE("LowNodeLoadArgs: absent args take Koordinator's defaults", "[descheduler]") {
   auto a = decodeLowNodeLoadArgs(nullptr);
@@ -94,11 +93,7 @@ TEST_CASE("LowNodeLoadArgs: every member is read and pools inherit the top level
 }
 
 TEST_CASE("LowNodeLoadArgs: strict decoding and validation name the field", "[descheduler]") {
-  struct Case {
-    const char* json;
-    const char* names;
-  };
-  const Case cases[] = {
+  const testkit::Refusal cases[] = {
       {R"({"pause": true})", "pause"},
       {R"({"paused": "yes"})", "paused"},
       {R"({"dryRun": 1})", "dryRun"},
@@ -139,12 +134,7 @@ TEST_CASE("LowNodeLoadArgs: strict decoding and validation name the field", "[de
       {R"({"nodePools": [1]})", "nodePools[0]"},
       {R"([1])", "args"},
   };
-  for (const auto& c : cases) {
-    CAPTURE(c.json);
-    auto a = decode(c.json);
-    REQUIRE_FALSE(a.has_value());
-    CHECK_THAT(a.error().message, Catch::Contains(c.names));
-  }
+  testkit::checkRefusals(decodeLowNodeLoadArgs, cases);
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 
 #include "fake_handle.h"
 #include "plugins/lownodeload/args.h"
+#include "plugins/lownodeload/pod_order.h"
 #include "plugins/lownodeload/register.h"
+#include "registry_checks.h"
 
 namespace koord::roles::descheduler::lownodeload {
 namespace {
@@ -330,24 +332,39 @@ TEST_CASE("LowNodeLoad: each node pool uses its own thresholds", "[descheduler]"
 }
 
 TEST_CASE("LowNodeLoad: the registry entry decodes, defaults and builds", "[descheduler]") {
-  PluginRegistry r;
-  registerLowNodeLoad(r);
-  const PluginFactory* f = r.find("LowNodeLoad");
-  REQUIRE(f != nullptr);
-  testkit::FakeHandle h;
-  auto defaults = f->decode_args(nullptr, "descheduler/v1alpha2");
-  REQUIRE(defaults.has_value());
-  for (const auto& args : {*defaults, std::shared_ptr<const PluginArgs>()}) {
-    auto p = f->create(args, h);
-    REQUIRE(p.has_value());
-    CHECK((*p)->name() == "LowNodeLoad");
-    CHECK(dynamic_cast<BalancePlugin*>(p->get()) != nullptr);
-  }
-  const boost::json::value bad = boost::json::parse(R"({"lowThreshold": {}})");
-  auto refused = f->decode_args(&bad, "descheduler/v1alpha2");
+  const PluginFactory f = testkit::registeredEntry(registerLowNodeLoad, "LowNodeLoad");
+  testkit::checkBuildsWithDefaults<BalancePlugin>(f, "LowNodeLoad");
+  auto refused = testkit::decodeEntryArgs(f, R"({"lowThreshold": {}})");
   REQUIRE_FALSE(refused.has_value());
   CHECK_THAT(refused.error().message, Catch::Contains("lowThreshold"));
 }
 
 }  // namespace
+}  // namespace koord::roles::descheduler::lownodeload
+
+namespace koord::roles::descheduler::lownodeload {
+
+TEST_CASE("LowNodeLoad: Kubernetes QoS orders pods of equal priority before Koordinator's",
+          "[descheduler]") {
+  // Koordinator's PodSorter: ... Priority, KubernetesQoSClass, KoordinatorQoSClass, ...
+  auto mk = [](std::string name, apis::KubeQoS kube, apis::QoSClass koord) {
+    Pod p;
+    p.namespace_ = "default";
+    p.name = std::move(name);
+    p.priority = 9000;
+    p.kube_qos = kube;
+    p.qos = koord;
+    return p;
+  };
+  const Pod guaranteed_be = mk("guaranteed-be", apis::KubeQoS::kGuaranteed, apis::QoSClass::kBE);
+  const Pod burstable_ls = mk("burstable-ls", apis::KubeQoS::kBurstable, apis::QoSClass::kLS);
+  const Pod besteffort_lsr = mk("besteffort-lsr", apis::KubeQoS::kBestEffort, apis::QoSClass::kLSR);
+  std::vector<const Pod*> pods{&guaranteed_be, &burstable_ls, &besteffort_lsr};
+  sortForEviction(pods, {}, {}, {});
+  std::vector<std::string> names;
+  for (const Pod* p : pods)
+    names.push_back(p->name);
+  CHECK(names == std::vector<std::string>{"besteffort-lsr", "burstable-ls", "guaranteed-be"});
+}
+
 }  // namespace koord::roles::descheduler::lownodeload

@@ -186,3 +186,23 @@ TEST_CASE("arbitrator: which jobs start, wait or fail", "[migration][arbitrator]
   limits.release("n0");
   CHECK(arbitrator.arbitrate(again).front().verdict == Verdict::kStart);
 }
+
+TEST_CASE("a job's sort key comes from its pod as the informer holds it",
+          "[descheduler][migration]") {
+  koord::roles::descheduler::Pod p;
+  p.priority = 5000;
+  p.kube_qos = apis::KubeQoS::kGuaranteed;
+  p.qos = apis::QoSClass::kLS;
+  p.annotations = {{"controller.kubernetes.io/pod-deletion-cost", "7"},
+                   {"scheduling.koordinator.sh/eviction-cost", "cheap"}};
+  p.creation_timestamp = kT0;
+  const PodSortKey k = sortKeyOf(p);
+  CHECK(k.priority == 5000);
+  CHECK(k.kube_qos == apis::KubeQoS::kGuaranteed);
+  CHECK(k.koord_qos == apis::QoSClass::kLS);
+  CHECK(k.deletion_cost == 7);
+  CHECK(k.eviction_cost == 0);  // unparsable reads as zero
+  CHECK(k.creation_timestamp == kT0);
+  // No priority-class label: the band of spec.priority (5000 is koord-batch's).
+  CHECK(k.priority_class == apis::PriorityClass::kBatch);
+}

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "args_checks.h"
+
 namespace koord::roles::descheduler::nodeutilization {
 namespace {
 
@@ -41,45 +43,32 @@ TEST_CASE("HighNodeUtilizationArgs: cpu, memory and pods are filled in", "[desch
 }
 
 TEST_CASE("Node utilization args: refusals name the field", "[descheduler]") {
-  struct Case {
-    bool high;
-    const char* json;
-    const char* names;
-  };
-  const Case cases[] = {
-      {false, "null", "thresholds"},
-      {false, R"({"targetThresholds": {"cpu": 70}})", "thresholds"},
-      {false, R"({"thresholds": {"cpu": 20}})", "targetThresholds"},
-      {false, R"({"thresholds": {"cpu": 20}, "targetThresholds": {"memory": 70}})",
-       "thresholds[cpu]"},
-      {false, R"({"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 70, "memory": 70}})",
+  const testkit::Refusal low[] = {
+      {"null", "thresholds"},
+      {R"({"targetThresholds": {"cpu": 70}})", "thresholds"},
+      {R"({"thresholds": {"cpu": 20}})", "targetThresholds"},
+      {R"({"thresholds": {"cpu": 20}, "targetThresholds": {"memory": 70}})", "thresholds[cpu]"},
+      {R"({"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 70, "memory": 70}})",
        "targetThresholds[memory]"},
-      {false, R"({"thresholds": {"cpu": 80}, "targetThresholds": {"cpu": 70}})", "thresholds[cpu]"},
-      {false, R"({"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 170}})",
-       "targetThresholds[cpu]"},
-      {false, R"({"thresholds": {"cpu": 2}, "targetThresholds": {"cpu": 7}, "nodeFit": true})",
-       "nodeFit"},
-      {false,
-       R"({"thresholds": {"cpu": 2}, "targetThresholds": {"cpu": 7},
+      {R"({"thresholds": {"cpu": 80}, "targetThresholds": {"cpu": 70}})", "thresholds[cpu]"},
+      {R"({"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 170}})", "targetThresholds[cpu]"},
+      {R"({"thresholds": {"cpu": 2}, "targetThresholds": {"cpu": 7}, "nodeFit": true})", "nodeFit"},
+      {R"({"thresholds": {"cpu": 2}, "targetThresholds": {"cpu": 7},
            "useDeviationThresholds": 1})",
        "useDeviationThresholds"},
-      {false,
-       R"({"thresholds": {"cpu": 2}, "targetThresholds": {"cpu": 7},
+      {R"({"thresholds": {"cpu": 2}, "targetThresholds": {"cpu": 7},
            "evictableNamespaces": {"include": ["a"], "exclude": ["b"]}})",
        "evictableNamespaces"},
-      {true, R"({})", "thresholds"},
-      {true, R"({"thresholds": {}})", "thresholds"},
-      {true, R"({"thresholds": {"cpu": -5}})", "thresholds[cpu]"},
-      {true, R"({"thresholds": {"cpu": 5}, "numberOfNodes": -1})", "numberOfNodes"},
-      {true, R"({"thresholds": {"cpu": 5}, "targetThresholds": {"cpu": 5}})", "targetThresholds"},
   };
-  for (const auto& c : cases) {
-    CAPTURE(c.json);
-    const auto v = parse(c.json);
-    const std::string message = c.high ? decodeHighNodeUtilizationArgs(&v).error().message
-                                       : decodeLowNodeUtilizationArgs(&v).error().message;
-    CHECK_THAT(message, Catch::Contains(c.names));
-  }
+  testkit::checkRefusals(decodeLowNodeUtilizationArgs, low);
+  const testkit::Refusal high[] = {
+      {R"({})", "thresholds"},
+      {R"({"thresholds": {}})", "thresholds"},
+      {R"({"thresholds": {"cpu": -5}})", "thresholds[cpu]"},
+      {R"({"thresholds": {"cpu": 5}, "numberOfNodes": -1})", "numberOfNodes"},
+      {R"({"thresholds": {"cpu": 5}, "targetThresholds": {"cpu": 5}})", "targetThresholds"},
+  };
+  testkit::checkRefusals(decodeHighNodeUtilizationArgs, high);
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "args_checks.h"
 #include "fake_handle.h"
 #include "plugins/nodeutilization/register.h"
+#include "registry_checks.h"
 
 namespace koord::roles::descheduler::nodeutilization {
 namespace {
@@ -36,21 +38,20 @@ struct Cluster {
     return *n;
   }
 
-  std::vector<std::string> low(std::string_view json) {
-    const auto v = boost::json::parse(json);
-    auto a = decodeLowNodeUtilizationArgs(&v);
+  // One pass of PluginT with the args `decode` makes of `json`; the pods evicted so far.
+  template <typename PluginT, typename Decode>
+  std::vector<std::string> run(Decode decode, std::string_view json) {
+    auto a = testkit::decodeText(decode, json);
     REQUIRE(a.has_value());
-    LowNodeUtilization p(std::make_shared<const LowNodeUtilizationArgs>(std::move(*a)), h);
+    PluginT p(std::make_shared<const typename decltype(a)::value_type>(std::move(*a)), h);
     REQUIRE(p.balance(h.nodes()).has_value());
     return h.evicted;
   }
+  std::vector<std::string> low(std::string_view json) {
+    return run<LowNodeUtilization>(decodeLowNodeUtilizationArgs, json);
+  }
   std::vector<std::string> high(std::string_view json) {
-    const auto v = boost::json::parse(json);
-    auto a = decodeHighNodeUtilizationArgs(&v);
-    REQUIRE(a.has_value());
-    HighNodeUtilization p(std::make_shared<const HighNodeUtilizationArgs>(std::move(*a)), h);
-    REQUIRE(p.balance(h.nodes()).has_value());
-    return h.evicted;
+    return run<HighNodeUtilization>(decodeHighNodeUtilizationArgs, json);
   }
 };
 
@@ -170,31 +171,13 @@ TEST_CASE("HighNodeUtilization: nothing moves without a schedulable target or wi
 }
 
 TEST_CASE("Node utilization: the registry entries decode and build", "[descheduler]") {
-  PluginRegistry r;
-  registerLowNodeUtilization(r);
-  registerHighNodeUtilization(r);
-  testkit::FakeHandle h;
-  struct Case {
-    const char* name;
-    const char* args;
-  };
-  for (const auto& c : {Case{"LowNodeUtilization",
-                             R"({"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 70}})"},
-                        Case{"HighNodeUtilization", R"({"thresholds": {"cpu": 20}})"}}) {
-    CAPTURE(c.name);
-    const PluginFactory* f = r.find(c.name);
-    REQUIRE(f != nullptr);
-    const auto v = boost::json::parse(c.args);
-    auto args = f->decode_args(&v, "descheduler/v1alpha2");
-    REQUIRE(args.has_value());
-    auto p = f->create(*args, h);
-    REQUIRE(p.has_value());
-    CHECK((*p)->name() == c.name);
-    CHECK(dynamic_cast<BalancePlugin*>(p->get()) != nullptr);
-    // The thresholds have no default.
-    CHECK_FALSE(f->decode_args(nullptr, "descheduler/v1alpha2").has_value());
-    CHECK_FALSE(f->create(nullptr, h).has_value());
-  }
+  // The thresholds have no default.
+  testkit::checkNeedsArgs<BalancePlugin>(
+      testkit::registeredEntry(registerLowNodeUtilization, "LowNodeUtilization"),
+      R"({"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 70}})", "LowNodeUtilization");
+  testkit::checkNeedsArgs<BalancePlugin>(
+      testkit::registeredEntry(registerHighNodeUtilization, "HighNodeUtilization"),
+      R"({"thresholds": {"cpu": 20}})", "HighNodeUtilization");
 }
 
 }  // namespace

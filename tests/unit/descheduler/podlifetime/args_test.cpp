@@ -7,13 +7,12 @@
 
 #include <string>
 
+#include "args_checks.h"
+
 namespace koord::roles::descheduler::podlifetime {
 namespace {
 
-Expected<PodLifeTimeArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodePodLifeTimeArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodePodLifeTimeArgs);
 
 TEST_CASE("PodLifeTimeArgs: every member is read", "[descheduler]") {
   auto a = decode(R"({
@@ -36,18 +35,8 @@ TEST_CASE("PodLifeTimeArgs: every member is read", "[descheduler]") {
 }
 
 TEST_CASE("PodLifeTimeArgs: refusals name the field", "[descheduler]") {
-  const boost::json::value null_value;
-  for (const boost::json::value* v :
-       {static_cast<const boost::json::value*>(nullptr), &null_value}) {
-    auto a = decodePodLifeTimeArgs(v);
-    REQUIRE_FALSE(a.has_value());
-    CHECK_THAT(a.error().message, Catch::Contains("maxPodLifeTimeSeconds"));
-  }
-  struct Case {
-    const char* json;
-    const char* names;
-  };
-  const Case cases[] = {
+  testkit::checkNoArgsRefused(decodePodLifeTimeArgs, "maxPodLifeTimeSeconds");
+  const testkit::Refusal cases[] = {
       {R"({})", "maxPodLifeTimeSeconds"},
       {R"({"maxPodLifeTimeSeconds": null})", "maxPodLifeTimeSeconds"},
       {R"({"maxPodLifeTimeSeconds": -1})", "maxPodLifeTimeSeconds"},
@@ -59,12 +48,7 @@ TEST_CASE("PodLifeTimeArgs: refusals name the field", "[descheduler]") {
        "namespaces"},
       {R"({"maxPodLifeTimeSeconds": 60, "labelSelector": {"matchLabels": 1}})", "labelSelector"},
   };
-  for (const auto& c : cases) {
-    INFO(c.json);
-    auto a = decode(c.json);
-    REQUIRE_FALSE(a.has_value());
-    CHECK_THAT(a.error().message, Catch::Contains(c.names));
-  }
+  testkit::checkRefusals(decodePodLifeTimeArgs, cases);
 }
 
 }  // namespace

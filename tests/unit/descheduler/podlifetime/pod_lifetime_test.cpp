@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "eviction_pass.h"
 #include "fake_handle.h"
 #include "plugins/podlifetime/register.h"
+#include "registry_checks.h"
 
 namespace koord::roles::descheduler::podlifetime {
 namespace {
@@ -55,16 +57,10 @@ TEST_CASE("PodLifeTime: states match the phase or a container's waiting reason",
 }
 
 TEST_CASE("PodLifeTime: which pods a pass evicts, oldest first", "[descheduler]") {
-  using Setup = std::function<void(PodLifeTimeArgs&, FakeHandle&)>;
-  struct Case {
-    const char* name;
-    Setup setup;
-    std::vector<std::string> evicted;
-  };
   // Limit 3600 s. node-a: a-old (5 h), a-limit (exactly 1 h), a-new (10 min), a-mid (3 h,
   // Pending, ContainerCreating); node-b: b-older (6 h, namespace "batch"), b-old (4 h,
   // app=web), b-none (no creationTimestamp).
-  const std::vector<Case> cases = {
+  const std::vector<testkit::PassCase<PodLifeTimeArgs>> cases = {
       {"older than the limit, oldest first across nodes",
        [](auto&, auto&) {},
        {"batch/b-older", "default/a-old", "default/b-old", "default/a-mid"}},
@@ -102,58 +98,34 @@ TEST_CASE("PodLifeTime: which pods a pass evicts, oldest first", "[descheduler]"
        [](auto&, auto& h) { h.max_total = 2; },
        {"batch/b-older", "default/a-old"}},
   };
-  for (const auto& c : cases) {
-    SECTION(c.name) {
-      FakeHandle h;
-      h.snap.now = kNow;
-      h.snap.addNode(makeNode("node-a"));
-      h.snap.addNode(makeNode("node-b"));
-      h.snap.addPod(agedPod("a-old", "node-a", seconds(5 * 3600)));
-      h.snap.addPod(agedPod("a-limit", "node-a", seconds(3600)));
-      h.snap.addPod(agedPod("a-new", "node-a", seconds(600)));
-      auto mid = agedPod("a-mid", "node-a", seconds(3 * 3600));
-      mid->phase = PodPhase::kPending;
-      mid->container_statuses = {{"app", false, 0, "ContainerCreating", ""}};
-      h.snap.addPod(mid);
-      auto older = agedPod("b-older", "node-b", seconds(6 * 3600));
-      older->namespace_ = "batch";
-      h.snap.addPod(older);
-      auto old = agedPod("b-old", "node-b", seconds(4 * 3600));
-      old->labels = {{"app", "web"}};
-      h.snap.addPod(old);
-      h.snap.addPod(makePod("b-none", "node-b"));
-
-      PodLifeTimeArgs args;
-      args.max_pod_lifetime_seconds = 3600;
-      c.setup(args, h);
-      auto selection = podfilter::PodFilter::make(args.common);
-      REQUIRE(selection.has_value());
-      PodLifeTime plugin(std::make_shared<const PodLifeTimeArgs>(args), h, *selection);
-      REQUIRE(plugin.deschedule(h.nodes()).has_value());
-      CHECK(h.evicted == c.evicted);
-      for (const auto& o : h.options) {
-        CHECK(o.plugin_name == "PodLifeTime");
-        CHECK_THAT(o.reason, Catch::Contains("maxPodLifeTimeSeconds"));
-      }
-    }
-  }
+  const auto cluster = [](FakeHandle& h) {
+    h.snap.now = kNow;
+    h.snap.addNode(makeNode("node-a"));
+    h.snap.addNode(makeNode("node-b"));
+    h.snap.addPod(agedPod("a-old", "node-a", seconds(5 * 3600)));
+    h.snap.addPod(agedPod("a-limit", "node-a", seconds(3600)));
+    h.snap.addPod(agedPod("a-new", "node-a", seconds(600)));
+    auto mid = agedPod("a-mid", "node-a", seconds(3 * 3600));
+    mid->phase = PodPhase::kPending;
+    mid->container_statuses = {{"app", false, 0, "ContainerCreating", ""}};
+    h.snap.addPod(mid);
+    auto older = agedPod("b-older", "node-b", seconds(6 * 3600));
+    older->namespace_ = "batch";
+    h.snap.addPod(older);
+    auto old = agedPod("b-old", "node-b", seconds(4 * 3600));
+    old->labels = {{"app", "web"}};
+    h.snap.addPod(old);
+    h.snap.addPod(makePod("b-none", "node-b"));
+  };
+  PodLifeTimeArgs args;
+  args.max_pod_lifetime_seconds = 3600;
+  testkit::checkPasses<PodLifeTime>({cluster, args, "PodLifeTime", "maxPodLifeTimeSeconds"}, cases);
 }
 
 TEST_CASE("PodLifeTime: the registry entry needs maxPodLifeTimeSeconds", "[descheduler]") {
-  PluginRegistry r;
-  registerPodLifeTime(r);
-  const PluginFactory* f = r.find("PodLifeTime");
-  REQUIRE(f != nullptr);
-  FakeHandle h;
-  CHECK_FALSE(f->decode_args(nullptr, "descheduler/v1alpha2").has_value());
-  CHECK_FALSE(f->create(nullptr, h).has_value());
-  const boost::json::value v = boost::json::parse(R"({"maxPodLifeTimeSeconds": 600})");
-  auto args = f->decode_args(&v, "descheduler/v1alpha2");
-  REQUIRE(args.has_value());
-  auto p = f->create(*args, h);
-  REQUIRE(p.has_value());
-  CHECK((*p)->name() == "PodLifeTime");
-  CHECK(dynamic_cast<DeschedulePlugin*>(p->get()) != nullptr);
+  testkit::checkNeedsArgs<DeschedulePlugin>(
+      testkit::registeredEntry(registerPodLifeTime, "PodLifeTime"),
+      R"({"maxPodLifeTimeSeconds": 600})", "PodLifeTime");
 }
 
 }  // namespace

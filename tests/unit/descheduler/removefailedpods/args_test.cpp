@@ -7,13 +7,12 @@
 
 #include <string>
 
+#include "args_checks.h"
+
 namespace koord::roles::descheduler::failedpods {
 namespace {
 
-Expected<RemoveFailedPodsArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodeRemoveFailedPodsArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodeRemoveFailedPodsArgs);
 
 TEST_CASE("RemoveFailedPodsArgs: defaults, an hour's minimum age", "[descheduler]") {
   for (auto a : {decodeRemoveFailedPodsArgs(nullptr), decode("null"), decode("{}"),
@@ -49,11 +48,7 @@ TEST_CASE("RemoveFailedPodsArgs: every member is read", "[descheduler]") {
 }
 
 TEST_CASE("RemoveFailedPodsArgs: refusals name the field", "[descheduler]") {
-  struct Case {
-    const char* json;
-    const char* names;
-  };
-  const Case cases[] = {
+  const testkit::Refusal cases[] = {
       {R"({"minPodLifetimeSeconds": -1})", "minPodLifetimeSeconds"},
       {R"({"minPodLifetimeSeconds": "1h"})", "minPodLifetimeSeconds"},
       {R"({"reasons": "OOMKilled"})", "reasons"},
@@ -66,12 +61,7 @@ TEST_CASE("RemoveFailedPodsArgs: refusals name the field", "[descheduler]") {
       {R"({"labelSelector": {"matchLabels": {"a": "b c"}}})", "labelSelector"},
       {R"("all")", "args"},
   };
-  for (const auto& c : cases) {
-    INFO(c.json);
-    auto a = decode(c.json);
-    REQUIRE_FALSE(a.has_value());
-    CHECK_THAT(a.error().message, Catch::Contains(c.names));
-  }
+  testkit::checkRefusals(decodeRemoveFailedPodsArgs, cases);
 }
 
 }  // namespace

@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "eviction_pass.h"
 #include "fake_handle.h"
 #include "plugins/removefailedpods/register.h"
+#include "registry_checks.h"
 
 namespace koord::roles::descheduler::failedpods {
 namespace {
@@ -33,17 +35,11 @@ std::shared_ptr<Pod> failedPod(std::string name, std::string node, seconds age =
 }
 
 TEST_CASE("RemoveFailedPods: the rules on one Failed pod", "[descheduler]") {
-  using ArgsEdit = std::function<void(RemoveFailedPodsArgs&)>;
-  using PodEdit = std::function<void(Pod&)>;
+  using ArgsEdit = testkit::ArgsEdit<RemoveFailedPodsArgs>;
+  using testkit::PodEdit;
   const ArgsEdit defaults = [](RemoveFailedPodsArgs&) {};
   const ArgsEdit oom_only = [](RemoveFailedPodsArgs& a) { a.reasons = {"OOMKilled"}; };
-  struct Case {
-    const char* name;
-    ArgsEdit args;
-    PodEdit pod;
-    std::vector<std::string> refusals;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<testkit::RuleCase<RemoveFailedPodsArgs>> cases = {
       {"old enough, any reason", defaults, [](Pod&) {}, {}},
       {"exactly the minimum age",
        defaults,
@@ -134,15 +130,9 @@ TEST_CASE("RemoveFailedPods: the rules on one Failed pod", "[descheduler]") {
 }
 
 TEST_CASE("RemoveFailedPods: which pods a pass evicts", "[descheduler]") {
-  using Setup = std::function<void(RemoveFailedPodsArgs&, FakeHandle&)>;
-  struct Case {
-    const char* name;
-    Setup setup;
-    std::vector<std::string> evicted;
-  };
   // node-a: running (Running), young (Failed, 10 min), f1, f2 (Failed, 2 h, f2 in "batch");
   // node-b: f3 (Failed, 2 h, labelled), done (Succeeded).
-  const std::vector<Case> cases = {
+  const std::vector<testkit::PassCase<RemoveFailedPodsArgs>> cases = {
       {"Failed and old enough", [](auto&, auto&) {}, {"default/f1", "batch/f2", "default/f3"}},
       {"a shorter minimum takes the young one",
        [](auto& a, auto&) { a.min_pod_lifetime_seconds = 60; },
@@ -168,56 +158,32 @@ TEST_CASE("RemoveFailedPods: which pods a pass evicts", "[descheduler]") {
        {"default/f1", "default/f3"}},
       {"the total cap ends the pass", [](auto&, auto& h) { h.max_total = 1; }, {"default/f1"}},
   };
-  for (const auto& c : cases) {
-    SECTION(c.name) {
-      FakeHandle h;
-      h.snap.now = kNow;
-      h.snap.addNode(makeNode("node-a"));
-      h.snap.addNode(makeNode("node-b"));
-      auto running = makePod("running", "node-a");
-      running->creation_timestamp = kNow - seconds(7200);
-      h.snap.addPod(running);
-      h.snap.addPod(failedPod("young", "node-a", seconds(600)));
-      h.snap.addPod(failedPod("f1", "node-a"));
-      auto f2 = failedPod("f2", "node-a");
-      f2->namespace_ = "batch";
-      h.snap.addPod(f2);
-      auto f3 = failedPod("f3", "node-b");
-      f3->labels = {{"app", "x"}};
-      h.snap.addPod(f3);
-      auto done = failedPod("done", "node-b");
-      done->phase = PodPhase::kSucceeded;
-      h.snap.addPod(done);
-
-      RemoveFailedPodsArgs args;
-      c.setup(args, h);
-      auto selection = podfilter::PodFilter::make(args.common);
-      REQUIRE(selection.has_value());
-      RemoveFailedPods plugin(std::make_shared<const RemoveFailedPodsArgs>(args), h, *selection);
-      REQUIRE(plugin.deschedule(h.nodes()).has_value());
-      CHECK(h.evicted == c.evicted);
-      for (const auto& o : h.options)
-        CHECK(o.plugin_name == "RemoveFailedPods");
-    }
-  }
+  const auto cluster = [](FakeHandle& h) {
+    h.snap.now = kNow;
+    h.snap.addNode(makeNode("node-a"));
+    h.snap.addNode(makeNode("node-b"));
+    auto running = makePod("running", "node-a");
+    running->creation_timestamp = kNow - seconds(7200);
+    h.snap.addPod(running);
+    h.snap.addPod(failedPod("young", "node-a", seconds(600)));
+    h.snap.addPod(failedPod("f1", "node-a"));
+    auto f2 = failedPod("f2", "node-a");
+    f2->namespace_ = "batch";
+    h.snap.addPod(f2);
+    auto f3 = failedPod("f3", "node-b");
+    f3->labels = {{"app", "x"}};
+    h.snap.addPod(f3);
+    auto done = failedPod("done", "node-b");
+    done->phase = PodPhase::kSucceeded;
+    h.snap.addPod(done);
+  };
+  testkit::checkPasses<RemoveFailedPods>({cluster, {}, "RemoveFailedPods", ""}, cases);
 }
 
 TEST_CASE("RemoveFailedPods: the registry entry builds with the defaults", "[descheduler]") {
-  PluginRegistry r;
-  registerRemoveFailedPods(r);
-  const PluginFactory* f = r.find("RemoveFailedPods");
-  REQUIRE(f != nullptr);
-  FakeHandle h;
-  auto defaults = f->decode_args(nullptr, "descheduler/v1alpha2");
-  REQUIRE(defaults.has_value());
-  for (const auto& args : {*defaults, std::shared_ptr<const PluginArgs>()}) {
-    auto p = f->create(args, h);
-    REQUIRE(p.has_value());
-    CHECK((*p)->name() == "RemoveFailedPods");
-    CHECK(dynamic_cast<DeschedulePlugin*>(p->get()) != nullptr);
-  }
-  const boost::json::value bad = boost::json::parse(R"({"minPodLifetimeSeconds": -5})");
-  CHECK_FALSE(f->decode_args(&bad, "descheduler/v1alpha2").has_value());
+  const PluginFactory f = testkit::registeredEntry(registerRemoveFailedPods, "RemoveFailedPods");
+  testkit::checkBuildsWithDefaults<DeschedulePlugin>(f, "RemoveFailedPods");
+  CHECK_FALSE(testkit::decodeEntryArgs(f, R"({"minPodLifetimeSeconds": -5})").has_value());
 }
 
 }  // namespace

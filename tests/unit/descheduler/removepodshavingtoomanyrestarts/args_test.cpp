@@ -7,13 +7,12 @@
 
 #include <string>
 
+#include "args_checks.h"
+
 namespace koord::roles::descheduler::toomanyrestarts {
 namespace {
 
-Expected<RemovePodsHavingTooManyRestartsArgs> decode(std::string_view text) {
-  const boost::json::value v = boost::json::parse(text);
-  return decodeTooManyRestartsArgs(&v);
-}
+const auto decode = testkit::textDecoder(decodeTooManyRestartsArgs);
 
 TEST_CASE("RemovePodsHavingTooManyRestartsArgs: every member is read", "[descheduler]") {
   auto a = decode(R"({
@@ -41,21 +40,11 @@ TEST_CASE("RemovePodsHavingTooManyRestartsArgs: every member is read", "[desched
 }
 
 TEST_CASE("RemovePodsHavingTooManyRestartsArgs: the threshold has no default", "[descheduler]") {
-  const boost::json::value null_value;
-  for (const boost::json::value* v :
-       {static_cast<const boost::json::value*>(nullptr), &null_value}) {
-    auto a = decodeTooManyRestartsArgs(v);
-    REQUIRE_FALSE(a.has_value());
-    CHECK_THAT(a.error().message, Catch::Contains("podRestartThreshold"));
-  }
+  testkit::checkNoArgsRefused(decodeTooManyRestartsArgs, "podRestartThreshold");
 }
 
 TEST_CASE("RemovePodsHavingTooManyRestartsArgs: refusals name the field", "[descheduler]") {
-  struct Case {
-    const char* json;
-    const char* names;
-  };
-  const Case cases[] = {
+  const testkit::Refusal cases[] = {
       {R"({})", "podRestartThreshold"},
       {R"({"podRestartThreshold": 0})", "podRestartThreshold"},
       {R"({"podRestartThreshold": -3})", "podRestartThreshold"},
@@ -70,12 +59,7 @@ TEST_CASE("RemovePodsHavingTooManyRestartsArgs: refusals name the field", "[desc
       {R"({"podRestartThreshold": 5, "labelSelector": {"matchLabels": {"a b": "c"}}})",
        "labelSelector"},
   };
-  for (const auto& c : cases) {
-    INFO(c.json);
-    auto a = decode(c.json);
-    REQUIRE_FALSE(a.has_value());
-    CHECK_THAT(a.error().message, Catch::Contains(c.names));
-  }
+  testkit::checkRefusals(decodeTooManyRestartsArgs, cases);
 }
 
 }  // namespace

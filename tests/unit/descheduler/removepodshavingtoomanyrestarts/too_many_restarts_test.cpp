@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "eviction_pass.h"
 #include "fake_handle.h"
 #include "plugins/removepodshavingtoomanyrestarts/register.h"
+#include "registry_checks.h"
 
 namespace koord::roles::descheduler::toomanyrestarts {
 namespace {
@@ -57,15 +59,9 @@ TEST_CASE("RemovePodsHavingTooManyRestarts: states match the phase or a waiting 
 }
 
 TEST_CASE("RemovePodsHavingTooManyRestarts: which pods a pass evicts", "[descheduler]") {
-  using Setup = std::function<void(RemovePodsHavingTooManyRestartsArgs&, FakeHandle&)>;
-  struct Case {
-    const char* name;
-    Setup setup;
-    std::vector<std::string> evicted;
-  };
   // node-a: hot (3+1), warm (2), init-heavy (0 + init 6), other-ns (5, namespace "batch");
   // node-b: cold (0), hot-b (4).
-  const std::vector<Case> cases = {
+  const std::vector<testkit::PassCase<RemovePodsHavingTooManyRestartsArgs>> cases = {
       {"at or over the threshold, node by node",
        [](auto&, auto&) {},
        {"default/hot", "batch/other-ns", "default/hot-b"}},
@@ -108,38 +104,25 @@ TEST_CASE("RemovePodsHavingTooManyRestarts: which pods a pass evicts", "[desched
        [](auto& a, auto&) { a.states = {"CrashLoopBackOff"}; },
        {"default/hot-b"}},
   };
-  for (const auto& c : cases) {
-    SECTION(c.name) {
-      FakeHandle h;
-      h.snap.addNode(makeNode("node-a"));
-      h.snap.addNode(makeNode("node-b"));
-      h.snap.addPod(restartingPod("hot", "node-a", 3, 1));
-      h.snap.addPod(restartingPod("warm", "node-a", 2));
-      h.snap.addPod(restartingPod("init-heavy", "node-a", 0, 0, 6));
-      auto other = restartingPod("other-ns", "node-a", 5);
-      other->namespace_ = "batch";
-      h.snap.addPod(other);
-      h.snap.addPod(restartingPod("cold", "node-b", 0));
-      auto hot_b = restartingPod("hot-b", "node-b", 4);
-      hot_b->labels = {{"tier", "b"}};
-      hot_b->container_statuses[1].waiting_reason = "CrashLoopBackOff";
-      h.snap.addPod(hot_b);
-
-      RemovePodsHavingTooManyRestartsArgs args;
-      args.pod_restart_threshold = 4;
-      c.setup(args, h);
-      auto selection = podfilter::PodFilter::make(args.common);
-      REQUIRE(selection.has_value());
-      RemovePodsHavingTooManyRestarts plugin(
-          std::make_shared<const RemovePodsHavingTooManyRestartsArgs>(args), h, *selection);
-      REQUIRE(plugin.deschedule(h.nodes()).has_value());
-      CHECK(h.evicted == c.evicted);
-      for (const auto& o : h.options) {
-        CHECK(o.plugin_name == "RemovePodsHavingTooManyRestarts");
-        CHECK_THAT(o.reason, Catch::Contains("restarted"));
-      }
-    }
-  }
+  const auto cluster = [](FakeHandle& h) {
+    h.snap.addNode(makeNode("node-a"));
+    h.snap.addNode(makeNode("node-b"));
+    h.snap.addPod(restartingPod("hot", "node-a", 3, 1));
+    h.snap.addPod(restartingPod("warm", "node-a", 2));
+    h.snap.addPod(restartingPod("init-heavy", "node-a", 0, 0, 6));
+    auto other = restartingPod("other-ns", "node-a", 5);
+    other->namespace_ = "batch";
+    h.snap.addPod(other);
+    h.snap.addPod(restartingPod("cold", "node-b", 0));
+    auto hot_b = restartingPod("hot-b", "node-b", 4);
+    hot_b->labels = {{"tier", "b"}};
+    hot_b->container_statuses[1].waiting_reason = "CrashLoopBackOff";
+    h.snap.addPod(hot_b);
+  };
+  RemovePodsHavingTooManyRestartsArgs args;
+  args.pod_restart_threshold = 4;
+  testkit::checkPasses<RemovePodsHavingTooManyRestarts>(
+      {cluster, args, "RemovePodsHavingTooManyRestarts", "restarted"}, cases);
 }
 
 TEST_CASE("RemovePodsHavingTooManyRestarts: only the nodes it is given", "[descheduler]") {
@@ -158,20 +141,10 @@ TEST_CASE("RemovePodsHavingTooManyRestarts: only the nodes it is given", "[desch
 }
 
 TEST_CASE("RemovePodsHavingTooManyRestarts: the registry entry", "[descheduler]") {
-  PluginRegistry r;
-  registerRemovePodsHavingTooManyRestarts(r);
-  const PluginFactory* f = r.find("RemovePodsHavingTooManyRestarts");
-  REQUIRE(f != nullptr);
-  FakeHandle h;
-  CHECK_FALSE(f->decode_args(nullptr, "descheduler/v1alpha2").has_value());
-  CHECK_FALSE(f->create(nullptr, h).has_value());
-  const boost::json::value v = boost::json::parse(R"({"podRestartThreshold": 3})");
-  auto args = f->decode_args(&v, "descheduler/v1alpha2");
-  REQUIRE(args.has_value());
-  auto p = f->create(*args, h);
-  REQUIRE(p.has_value());
-  CHECK((*p)->name() == "RemovePodsHavingTooManyRestarts");
-  CHECK(dynamic_cast<DeschedulePlugin*>(p->get()) != nullptr);
+  testkit::checkNeedsArgs<DeschedulePlugin>(
+      testkit::registeredEntry(registerRemovePodsHavingTooManyRestarts,
+                               "RemovePodsHavingTooManyRestarts"),
+      R"({"podRestartThreshold": 3})", "RemovePodsHavingTooManyRestarts");
 }
 
 }  // namespace

@@ -163,27 +163,29 @@ TEST_CASE("profiles that cannot run are refused when built") {
   EvictionLimiter limiter(std::nullopt, std::nullopt, std::nullopt);
   testkit::RecordingApi api;
   koord::metrics::Registry metrics;
+  // The message building the profiles of `yaml` is refused with.
+  auto refusal = [&](const char* yaml) {
+    auto r = ProfileRunner::build(profile(yaml), registry(), limiter, api, metrics);
+    REQUIRE_FALSE(r.has_value());
+    return r.error().message;
+  };
   SECTION("a plugin at a point it does not implement") {
-    auto r = ProfileRunner::build(profile(R"(
+    CHECK_THAT(refusal(R"(
 profiles:
 - name: p
   plugins:
     balance: {enabled: [{name: EvictAll}]}
     evict: {enabled: [{name: ApiEvict}]}
 )"),
-                                  registry(), limiter, api, metrics);
-    REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().message.find("does not implement balance") != std::string::npos);
+               Catch::Contains("does not implement balance"));
   }
   SECTION("deschedule plugins without an evict plugin") {
-    auto r = ProfileRunner::build(profile(R"(
+    CHECK_THAT(refusal(R"(
 profiles:
 - name: p
   plugins:
     deschedule: {enabled: [{name: EvictAll}]}
 )"),
-                                  registry(), limiter, api, metrics);
-    REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().message.find("no evict plugin") != std::string::npos);
+               Catch::Contains("no evict plugin"));
   }
 }

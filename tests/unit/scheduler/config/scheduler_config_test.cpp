@@ -14,6 +14,8 @@
 #include "catch_expected.h"
 #include "config/expand_plugins.h"
 #include "fake_plugins.h"
+#include "koord/kube/config_file.h"
+#include "log_lines.h"
 #include "temp_tree.h"
 
 namespace json = boost::json;
@@ -544,6 +546,64 @@ TEST_CASE("loadSchedulerConfig reads the file and names it in errors", "[config]
   auto gone = loadSchedulerConfig(missing, registry());
   REQUIRE_FALSE(gone);
   CHECK(gone.error().message == missing + ": cannot read: No such file or directory");
+}
+
+TEST_CASE("loadSchedulerConfig refuses a file over the size bound, naming the path and limit",
+          "[config]") {
+  koord::testing::TempTree tree("koord-sched-config");
+  // Valid YAML either way: the bound alone refuses the larger file.
+  std::string text = header("v1") + "#";
+  text.append(koord::kube::kMaxConfigFileBytes - text.size(), 'x');
+  tree.write("at-limit.yaml", text);
+  tree.write("over-limit.yaml", text + "\n");
+  auto at = loadSchedulerConfig(tree.path("at-limit.yaml").string(), registry());
+  INFO((at ? std::string() : at.error().message));
+  CHECK(at.has_value());
+  const std::string over_path = tree.path("over-limit.yaml").string();
+  auto over = loadSchedulerConfig(over_path, registry());
+  REQUIRE_FALSE(over.has_value());
+  CHECK(over.error().message ==
+        over_path + ": larger than 4 MiB, the most a configuration file may hold");
+}
+
+TEST_CASE("fields koord does not act on are warned about when set to a non-default value",
+          "[config]") {
+  const std::string serving =
+      "has no effect in koord, which serves /healthz and /metrics on "
+      "--address/--port";
+  const std::string profiling = "has no effect in koord, which serves no profiling endpoints";
+  struct Row {
+    std::string text;
+    Names expected;
+  };
+  const Row rows[] = {
+      {header("v1beta1"), {}},
+      {header("v1beta1") + "healthzBindAddress: 0.0.0.0:10251\nmetricsBindAddress: \":10251\"\n"
+                           "enableProfiling: true\nenableContentionProfiling: true\n",
+       {}},
+      {header("v1beta1") + "healthzBindAddress: 127.0.0.1:10259\nmetricsBindAddress: 10.0.0.1\n",
+       {"healthzBindAddress: \"127.0.0.1:10259\" " + serving,
+        "metricsBindAddress: \"10.0.0.1\" " + serving}},
+      // v1beta2's only accepted values switch insecure serving off, as upstream did anyway.
+      {header("v1beta2") + "healthzBindAddress: 0.0.0.0:0\nmetricsBindAddress: \"\"\n", {}},
+      {header("v1") + "enableProfiling: false\n", {"enableProfiling: false " + profiling}},
+      {header("v1") + "enableProfiling: false\nenableContentionProfiling: false\n",
+       {"enableProfiling: false " + profiling}},
+      {header("v1beta3") + "enableContentionProfiling: false\n",
+       {"enableContentionProfiling: false " + profiling}},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.text);
+    CHECK(parseOk(row.text).inert_fields == row.expected);
+  }
+
+  koord::testing::TempTree tree("koord-sched-config");
+  tree.write("c.yaml", header("v1beta1") + "metricsBindAddress: 127.0.0.1:9000\n");
+  const std::string path = tree.path("c.yaml").string();
+  koord::testing::LogLines log;
+  REQUIRE(loadSchedulerConfig(path, registry()).has_value());
+  CHECK(log.problems() == 1);
+  CHECK(log.count(path + ": metricsBindAddress: \"127.0.0.1:9000\" has no effect in koord") == 1);
 }
 
 TEST_CASE("PluginRegistry finds by name, lists names sorted, refuses a second registration",

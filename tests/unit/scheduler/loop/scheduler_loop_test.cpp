@@ -13,6 +13,7 @@
 #include "config/scheduler_config.h"
 #include "framework/plugin_registry.h"
 #include "koord/core/metrics.h"
+#include "loop_objects.h"
 #include "scheduler.h"
 
 namespace koord::roles::scheduler {
@@ -58,25 +59,11 @@ class RecordingApi final : public SchedulerApi {
 };
 
 std::shared_ptr<const Node> node(const std::string& name, std::int64_t milli_cpu) {
-  auto n = std::make_shared<Node>();
-  n->name = name;
-  n->uid = "uid-" + name;
-  n->allocatable.milli_cpu = milli_cpu;
-  n->allocatable.memory = 32LL << 30;
-  n->allocatable.allowed_pod_number = 110;
-  return n;
+  return testing::loopNode(name, milli_cpu);
 }
 
 std::shared_ptr<const PodInfo> pod(const std::string& name, std::int64_t milli_cpu) {
-  auto p = std::make_shared<PodInfo>();
-  p->namespace_ = "default";
-  p->name = name;
-  p->uid = "uid-" + name;
-  p->scheduler_name = "koord-scheduler";
-  p->requests.milli_cpu = milli_cpu;
-  p->requests.memory = 1 << 30;
-  p->non_zero_requests = p->requests;
-  return p;
+  return testing::loopPod(name, milli_cpu);
 }
 
 config::SchedulerConfig defaultConfig() {

@@ -21,10 +21,12 @@ if [[ $# -gt 0 ]]; then
 else
   # The informer, reflector and watch, work queue, event recorder and leader election (kube); the
   # HTTP client's pool and the server (http); the reactor and metrics (core); the scheduler's
-  # parallelizer (runtime), scheduling queue and load-aware assign cache; the koordlet's metric
+  # parallelizer (runtime), scheduling queue and load-aware assign cache, the pods waiting at
+  # Permit (framework) and the loop deciding them from other threads (loop); the koordlet's metric
   # cache; the leader gate's thread (app); the descheduler's eviction limiter and migration caps.
   tests=(koord_core_tests koord_http_tests koord_kube_tests koord_app_tests
     koord_scheduler_runtime_tests koord_scheduler_queue_tests koord_scheduler_loadaware_tests
+    koord_scheduler_framework_tests koord_scheduler_loop_tests
     koord_koordlet_metriccache_tests koord_descheduler_runtime_tests
     koord_descheduler_migration_tests)
 fi

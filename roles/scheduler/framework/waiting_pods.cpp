@@ -150,22 +150,31 @@ void WaitingPods::decide(const std::shared_ptr<WaitingPod>& pod, Status status) 
 }
 
 void WaitingPods::expire(Clock::time_point now) {
-  std::vector<std::pair<std::shared_ptr<WaitingPod>, std::string>> expired;
-  iterate([&](WaitingPod& pod) {
-    std::lock_guard lock(pod.mu_);
-    for (const auto& [plugin, deadline] : pod.pending_) {
-      if (deadline <= now) {
-        expired.emplace_back(get(pod.pod()->uid), plugin);
-        break;
+  // The pods' locks are taken only with this one released: the timeout loop takes them inside
+  // it, so taking it inside theirs could deadlock.
+  std::vector<std::shared_ptr<WaitingPod>> pods;
+  {
+    std::lock_guard lock(mu_);
+    pods.reserve(pods_.size());
+    for (const auto& [uid, pod] : pods_)
+      pods.push_back(pod);
+  }
+  for (const auto& pod : pods) {
+    std::string expired;
+    {
+      std::lock_guard lock(pod->mu_);
+      for (const auto& [plugin, deadline] : pod->pending_) {
+        if (deadline <= now) {
+          expired = plugin;
+          break;
+        }
       }
     }
-  });
-  for (auto& [pod, plugin] : expired) {
-    if (!pod)
+    if (expired.empty())
       continue;
     Status status = Status::unschedulable(
-        fmt::format("rejected due to timeout after waiting at plugin {}", plugin));
-    status.withPlugin(plugin);
+        fmt::format("rejected due to timeout after waiting at plugin {}", expired));
+    status.withPlugin(expired);
     decide(pod, std::move(status));
   }
 }

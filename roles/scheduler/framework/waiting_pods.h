@@ -93,6 +93,7 @@ class WaitingPods {
   void decide(const std::shared_ptr<WaitingPod>& pod, Status status);
   void timeoutLoop();
 
+  /// Taken before a pod's own lock where both are held (the timeout loop), never after.
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<WaitingPod>> pods_;  // under mu_
   std::condition_variable wake_;

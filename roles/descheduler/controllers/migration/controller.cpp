@@ -77,11 +77,19 @@ std::string newUuid() {
                      hi & 0xffff, lo >> 48, lo & 0xffffffffffffULL);
 }
 
+const json::object* objectAt(const json::value& v, std::string_view key) {
+  const auto* o = v.if_object();
+  const auto* field = o != nullptr ? o->if_contains(key) : nullptr;
+  return field != nullptr ? field->if_object() : nullptr;
+}
+
+std::string stringAt(const json::object* o, std::string_view key) {
+  const auto* field = o != nullptr ? o->if_contains(key) : nullptr;
+  return field != nullptr && field->is_string() ? std::string(field->get_string()) : std::string();
+}
+
 std::string uidOf(const json::value& object) {
-  const auto* meta = object.as_object().if_contains("metadata");
-  const auto* uid =
-      meta != nullptr && meta->is_object() ? meta->as_object().if_contains("uid") : nullptr;
-  return uid != nullptr && uid->is_string() ? std::string(uid->as_string()) : std::string();
+  return stringAt(objectAt(object, "metadata"), "uid");
 }
 
 // The pod the job names is gone: none of that name, or one recreated under it.
@@ -97,17 +105,6 @@ std::string_view conditionReason(const apis::PodMigrationJobStatus& status, std:
   return {};
 }
 
-const json::object* objectAt(const json::value& v, std::string_view key) {
-  const auto* o = v.if_object();
-  const auto* field = o != nullptr ? o->if_contains(key) : nullptr;
-  return field != nullptr ? field->if_object() : nullptr;
-}
-
-std::string stringAt(const json::object* o, std::string_view key) {
-  const auto* field = o != nullptr ? o->if_contains(key) : nullptr;
-  return field != nullptr && field->is_string() ? std::string(field->get_string()) : std::string();
-}
-
 std::string nodeNameOf(const json::value& pod) {
   return stringAt(objectAt(pod, "spec"), "nodeName");
 }
@@ -118,6 +115,8 @@ std::string labelOf(const json::value& pod, std::string_view key) {
   return stringAt(labels != nullptr ? labels->if_object() : nullptr, key);
 }
 
+// Koordinator's GetEvictionTriggerAndReason: the evict-reason annotation, else the trigger, else
+// "NotSet"; the eviction's Event and the job's message both say it.
 std::string evictReason(const apis::PodMigrationJob& job) {
   auto it = job.annotations.find(apis::kAnnotationEvictReason);
   if (it != job.annotations.end() && !it->second.empty())
@@ -309,7 +308,8 @@ std::optional<std::int32_t> MigrationJobController::expectedReplicas(const Workl
   return static_cast<std::int32_t>(replicas->as_int64());
 }
 
-MigrationCandidate MigrationJobController::candidateOf(const apis::PodMigrationJob& job) {
+MigrationCandidate MigrationJobController::candidateOf(const apis::PodMigrationJob& job,
+                                                       std::shared_ptr<const Pod>* pod_out) {
   MigrationCandidate c;
   c.job_uid = job.uid;
   if (job.pod_ref) {
@@ -322,6 +322,8 @@ MigrationCandidate MigrationJobController::candidateOf(const apis::PodMigrationJ
     if (const OwnerRef* owner = p->controller())
       c.workload = WorkloadRef{owner->api_version, owner->kind, owner->name, owner->uid};
     c.evict_annotation = p->annotations.contains("descheduler.alpha.kubernetes.io/evict");
+    if (pod_out != nullptr)
+      *pod_out = std::move(p);
   }
   return c;
 }
@@ -363,10 +365,10 @@ void MigrationJobController::reconcileAll() {
     p.uid = j->uid;
     p.name = j->name;
     p.creation_timestamp = j->creation_timestamp;
-    p.candidate = candidateOf(*j);
+    std::shared_ptr<const Pod> pod;
+    p.candidate = candidateOf(*j, &pod);
     p.pod_found = !p.candidate.node_name.empty();
-    if (auto pod =
-            cluster_.pod ? cluster_.pod(p.candidate.pod_namespace, p.candidate.pod_name) : nullptr)
+    if (pod)
       p.sort = sortKeyOf(*pod);
     if (p.candidate.workload)
       p.candidate.expected_replicas =
@@ -449,8 +451,7 @@ bool MigrationJobController::evictPod(const apis::PodMigrationJob& job,
   auto trigger = job.annotations.find(apis::kAnnotationEvictTrigger);
   options.plugin_name =
       trigger != job.annotations.end() ? trigger->second : std::string("MigrationController");
-  auto reason = job.annotations.find(apis::kAnnotationEvictReason);
-  options.reason = reason != job.annotations.end() ? reason->second : "PodMigrationJob " + job.name;
+  options.reason = evictReason(job);
   options.method = evictionPolicyFor(job, pod_json);
   options.delete_options =
       job.delete_options

@@ -73,7 +73,9 @@ class MigrationJobController {
   void recordJobEvent(const apis::PodMigrationJob& job, kube::EventType type, std::string reason,
                       std::string message);
   std::optional<std::int32_t> expectedReplicas(const WorkloadRef& workload, const std::string& ns);
-  MigrationCandidate candidateOf(const apis::PodMigrationJob& job);
+  /// The job's facts for the caps; `pod`, when given, gets the informer's pod (null if unknown).
+  MigrationCandidate candidateOf(const apis::PodMigrationJob& job,
+                                 std::shared_ptr<const Pod>* pod = nullptr);
 
   std::shared_ptr<const MigrationControllerArgs> args_;
   ClusterServices& cluster_;

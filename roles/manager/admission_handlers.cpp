@@ -7,6 +7,8 @@
 #include "manager_options.h"
 #include "webhook/admission_review.h"
 #include "webhook/configmap_validating.h"
+#include "webhook/elastic_quota_mutating.h"
+#include "webhook/elastic_quota_validating.h"
 #include "webhook/node_writer_validating.h"
 #include "webhook/pod_mutating.h"
 #include "webhook/pod_validating.h"
@@ -25,12 +27,48 @@ AdmissionHandler bind(wh::Handler handler) {
   };
 }
 
+// The quota tree both ElasticQuota webhooks and the pod check judge by, fed by the ElasticQuota
+// informer (Koordinator feeds its tree only with its validating webhook on; koord feeds it
+// whenever a webhook reads it, so the mutating one alone still finds parents).
+std::shared_ptr<wh::QuotaTopology> quotaTopology(ManagerInformers& informers,
+                                                 const FeatureGate& gates) {
+  wh::QuotaTopologyOptions qo;
+  qo.guarantee_usage = gates.enabled("ElasticQuotaGuaranteeUsage");
+  qo.parent_quota_submit_pod = gates.enabled("SupportParentQuotaSubmitPod");
+  qo.disable_default_quota = gates.enabled("DisableDefaultQuota");
+  qo.has_labelled_pods = [&informers](std::string_view quota) {
+    return !informers.pods.store().byIndex(kPodQuotaIndex, std::string(quota)).empty();
+  };
+  qo.has_pods_in_namespace = [&informers](std::string_view ns) {
+    return !informers.pods.store().byIndex(kube::indexes::kNamespace, std::string(ns)).empty();
+  };
+  auto topology = std::make_shared<wh::QuotaTopology>(std::move(qo));
+  informers.elastic_quotas.addHandlers(
+      {[topology](const std::string&, const apis::ElasticQuota& q) { topology->onAdd(q); },
+       [topology](const std::string&, const apis::ElasticQuota& a, const apis::ElasticQuota& b) {
+         topology->onUpdate(a, b);
+       },
+       [topology](const std::string&, const apis::ElasticQuota& q) { topology->onDelete(q); }});
+  return topology;
+}
+
 }  // namespace
 
 std::map<std::string, AdmissionHandler> admissionHandlers(ManagerInformers& informers,
                                                           const FeatureGate& gates,
                                                           const ManagerOptions& options) {
   std::map<std::string, AdmissionHandler> out;
+  const bool quota_mutating = gates.enabled("ElasticMutatingWebhook");
+  const bool quota_validating = gates.enabled("ElasticValidatingWebhook");
+  std::shared_ptr<wh::QuotaTopology> topology;
+  if (quota_mutating || quota_validating || gates.enabled("PodValidatingWebhook"))
+    topology = quotaTopology(informers, gates);
+  if (quota_mutating)
+    out[std::string(wh::kElasticQuotaMutatingPath)] =
+        bind(wh::elasticQuotaMutatingHandler(topology));
+  if (quota_validating)
+    out[std::string(wh::kElasticQuotaValidatingPath)] =
+        bind(wh::elasticQuotaValidatingHandler(topology));
   if (gates.enabled("PodMutatingWebhook")) {
     wh::PodMutatingContext ctx;
     ctx.profiles = [&informers] { return informers.profiles.store().list(); };
@@ -54,6 +92,7 @@ std::map<std::string, AdmissionHandler> admissionHandlers(ManagerInformers& info
     wh::PodValidatingOptions vo;
     vo.skip_validating_priority = gates.enabled("ColocationProfileSkipValidatingPriority");
     vo.scheduler_usernames = schedulerUsernames(options);
+    vo.quota_topology = topology;
     out["/validate-pod"] = bind(wh::podValidatingHandler(vo));
   }
   // Served beside /validate-pod: a manager with every admission gate off runs no webhook server.

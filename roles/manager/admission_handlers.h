@@ -1,5 +1,5 @@
-// The admission paths this replica serves (/mutate-pod and the /validate-* paths), chosen by
-// feature gate and bound to the informers' stores.
+// The admission paths this replica serves (/mutate-pod, the ElasticQuota paths and the
+// /validate-* paths), chosen by feature gate and bound to the informers' stores.
 #pragma once
 
 #include <map>

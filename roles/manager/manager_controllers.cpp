@@ -11,6 +11,7 @@
 #include "manager_informers.h"
 #include "nodemetric/nodemetric_spec.h"
 #include "noderesource_reconciler.h"
+#include "quota_profile_reconciler.h"
 #include "sloconfig/slo_config_source.h"
 
 namespace koord::roles::manager {
@@ -70,7 +71,8 @@ ManagerControllers::ManagerControllers(kube::RestClient& client, ManagerInformer
     return std::find(enabled.begin(), enabled.end(), name) != enabled.end();
   };
   for (const auto& name : enabled) {
-    if (name != "nodemetric" && name != "nodeslo" && name != "noderesource")
+    if (name != "nodemetric" && name != "nodeslo" && name != "noderesource" &&
+        name != "quotaprofile")
       KOORD_LOG_WARNING("controller {}: not implemented in koord yet, not started", name);
   }
   if (on("nodemetric")) {
@@ -122,6 +124,13 @@ ManagerControllers::ManagerControllers(kube::RestClient& client, ManagerInformer
         kWorkers, registry));
     noderesource_ = controllers_.back().get();
   }
+  if (on("quotaprofile")) {
+    auto reconciler = std::make_shared<QuotaProfileReconciler>(client_, informers_);
+    controllers_.push_back(std::make_unique<Controller>(
+        "quotaprofile", [reconciler](const std::string& key) { return reconciler->reconcile(key); },
+        kWorkers, registry));
+    quotaprofile_ = controllers_.back().get();
+  }
 }
 
 ManagerControllers::~ManagerControllers() {
@@ -137,8 +146,10 @@ std::vector<std::string> ManagerControllers::names() const {
 
 void ManagerControllers::watch() {
   auto all = [this](const std::string& name) {
-    for (auto& c : controllers_)
-      c->enqueue(name);
+    for (auto& c : controllers_) {
+      if (c.get() != quotaprofile_)
+        c->enqueue(name);
+    }
   };
   informers_.nodes.addHandlers(
       {[all](const std::string& key, const NodeInfo&) { all(key); },
@@ -191,12 +202,35 @@ void ManagerControllers::watch() {
          [pod_changed](const std::string&, const noderesource::PodView& p) { pod_changed(p); }});
   }
   config_.onChange([this] { enqueueAllNodes(); });
+  if (quotaprofile_) {
+    // Koordinator reconciles a profile when its generation moves (its spec changed); the
+    // nodes' share is picked up by each reconcile's 10 s look again.
+    auto profile_changed = [this](const std::string& key) { quotaprofile_->enqueue(key); };
+    informers_.quota_profiles.addHandlers(
+        {[profile_changed](const std::string& key, const apis::ElasticQuotaProfile&) {
+           profile_changed(key);
+         },
+         [profile_changed](const std::string& key, const apis::ElasticQuotaProfile& a,
+                           const apis::ElasticQuotaProfile& b) {
+           if (a.quota_name != b.quota_name || a.quota_labels != b.quota_labels ||
+               a.resource_ratio != b.resource_ratio || a.node_selector != b.node_selector)
+             profile_changed(key);
+         },
+         nullptr});
+  }
 }
 
 void ManagerControllers::start() {
   for (auto& c : controllers_)
     c->start();
   enqueueAllNodes();
+  // A new leader looks at every profile once; each then keeps its own 10 s cadence.
+  if (quotaprofile_) {
+    if (const auto* profiles = informers_.quota_profiles.store()) {
+      for (const auto& key : profiles->keys())
+        quotaprofile_->enqueue(key);
+    }
+  }
 }
 
 void ManagerControllers::stop() {
@@ -214,6 +248,8 @@ void ManagerControllers::enqueueAllNodes() {
   for (const auto& key : informers_.node_slos.store().keys())
     names.insert(key);
   for (auto& c : controllers_) {
+    if (c.get() == quotaprofile_)
+      continue;
     for (const auto& n : names)
       c->enqueue(n);
   }

@@ -1,5 +1,5 @@
-// The leader's controllers (nodemetric, nodeslo, noderesource) over the shared informers, and
-// the informer handlers that feed their queues.
+// The leader's controllers (nodemetric, nodeslo, noderesource, quotaprofile) over the shared
+// informers, and the informer handlers that feed their queues.
 #pragma once
 
 #include <memory>
@@ -49,6 +49,7 @@ class ManagerControllers {
   Controller* nodemetric_ = nullptr;
   Controller* nodeslo_ = nullptr;
   Controller* noderesource_ = nullptr;
+  Controller* quotaprofile_ = nullptr;
 };
 
 }  // namespace koord::roles::manager

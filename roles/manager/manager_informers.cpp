@@ -25,11 +25,29 @@ std::string stringAt(const json::object* o, const char* key) {
   return f != nullptr && f->is_string() ? std::string(f->as_string()) : "";
 }
 
+bool nodeReady(const json::value& v) {
+  const json::object* status = objectAt(v, "status");
+  const json::value* conditions = status ? status->if_contains("conditions") : nullptr;
+  if (conditions == nullptr || !conditions->is_array())
+    return false;
+  for (const auto& c : conditions->as_array()) {
+    if (c.is_object() && stringAt(&c.as_object(), "type") == "Ready")
+      return stringAt(&c.as_object(), "status") == "True";
+  }
+  return false;
+}
+
 kube::Expected<NodeInfo> projectNode(const json::value& v) {
   auto view = noderesource::decodeNodeView(v);
   if (!view)
     return view.error();
-  return NodeInfo{stringAt(objectAt(v, "metadata"), "uid"), std::move(*view)};
+  NodeInfo info{stringAt(objectAt(v, "metadata"), "uid"), std::move(*view)};
+  if (const json::object* spec = objectAt(v, "spec")) {
+    const json::value* u = spec->if_contains("unschedulable");
+    info.unschedulable = u != nullptr && u->is_bool() && u->as_bool();
+  }
+  info.ready = nodeReady(v);
+  return info;
 }
 
 kube::Expected<NamespaceInfo> projectNamespace(const json::value& v) {
@@ -107,7 +125,20 @@ ManagerInformers::ManagerInformers(kube::RestClient& client, boost::asio::io_con
                apis::decodeClusterColocationProfile),
       namespaces(client, io, collection("", "v1", "namespaces"), projectNamespace),
       priority_classes(client, io, collection("scheduling.k8s.io", "v1", "priorityclasses"),
-                       projectPriorityClass) {
+                       projectPriorityClass),
+      elastic_quotas(client, io, std::string(apis::kSchedulingSigsGroup),
+                     std::string(apis::kElasticQuotaResource),
+                     {std::string(apis::kSchedulingSigsVersion)}, apis::decodeElasticQuota),
+      quota_profiles(client, io, std::string(apis::kQuotaGroup),
+                     std::string(apis::kElasticQuotaProfileResource),
+                     {std::string(apis::kQuotaVersion)}, apis::decodeElasticQuotaProfile) {
+  pods.addIndex(kPodQuotaIndex, [](const noderesource::PodView& p) {
+    return p.quota_name.empty() ? std::vector<std::string>{}
+                                : std::vector<std::string>{p.quota_name};
+  });
+  pods.addIndex(kube::indexes::kNamespace, [](const noderesource::PodView& p) {
+    return std::vector<std::string>{p.namespace_};
+  });
   pods.addIndex(kube::indexes::kNodeName, [](const noderesource::PodView& p) {
     return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
   });
@@ -122,6 +153,8 @@ void ManagerInformers::start() {
   profiles.start();
   namespaces.start();
   priority_classes.start();
+  elastic_quotas.start();
+  quota_profiles.start();
 }
 
 void ManagerInformers::stop() {
@@ -133,6 +166,8 @@ void ManagerInformers::stop() {
   profiles.stop();
   namespaces.stop();
   priority_classes.stop();
+  elastic_quotas.stop();
+  quota_profiles.stop();
 }
 
 bool ManagerInformers::waitForSync(std::chrono::milliseconds timeout) const {
@@ -144,7 +179,8 @@ bool ManagerInformers::waitForSync(std::chrono::milliseconds timeout) const {
   return nodes.waitForSync(left()) && pods.waitForSync(left()) &&
          node_metrics.waitForSync(left()) && node_slos.waitForSync(left()) &&
          slo_config.waitForSync(left()) && profiles.waitForSync(left()) &&
-         namespaces.waitForSync(left()) && priority_classes.waitForSync(left());
+         namespaces.waitForSync(left()) && priority_classes.waitForSync(left()) &&
+         elastic_quotas.waitForSync(left()) && quota_profiles.waitForSync(left());
 }
 
 }  // namespace koord::roles::manager

@@ -10,7 +10,10 @@
 #include <optional>
 #include <string>
 
+#include "discovered_informer.h"
 #include "koord/apis/colocation_profile.h"
+#include "koord/apis/elastic_quota.h"
+#include "koord/apis/elastic_quota_profile.h"
 #include "koord/apis/node_metric.h"
 #include "koord/kube/informer.h"
 #include "noderesource/node_view.h"
@@ -38,7 +41,14 @@ struct NodeSLOInfo {
 struct NodeInfo {
   std::string uid;
   noderesource::NodeView view;
+  /// spec.unschedulable, and the Ready condition's status is True (the quota profiles count
+  /// the allocatable of nodes that are neither apart).
+  bool unschedulable = false;
+  bool ready = false;
 };
+
+/// The pods index by their quota-name label.
+inline constexpr const char* kPodQuotaIndex = "label.quotaName";
 
 struct ManagerInformers {
   ManagerInformers(kube::RestClient& client, boost::asio::io_context& io,
@@ -52,6 +62,9 @@ struct ManagerInformers {
   kube::Informer<apis::ClusterColocationProfile> profiles;
   kube::Informer<NamespaceInfo> namespaces;
   kube::Informer<PriorityClassInfo> priority_classes;
+  /// Started once discovery finds their CRDs served (their store() is null until then).
+  DiscoveredInformer<apis::ElasticQuota> elastic_quotas;
+  DiscoveredInformer<apis::ElasticQuotaProfile> quota_profiles;
 
   void start();
   void stop();

@@ -174,6 +174,18 @@ void KubeSchedulerApi::patchPod(std::shared_ptr<const PodInfo> pod, json::value 
       });
 }
 
+void KubeSchedulerApi::mergePatch(const kube::ResourceRef& ref, json::value patch,
+                                  ApiCallback done) const {
+  client_.patch(ref, kube::PatchType::kMergePatch, std::move(patch),
+                [what = fmt::format("patching {} {}/{}", ref.resource, ref.namespace_, ref.name),
+                 done = std::move(done)](kube::ApiResult<json::value> r) {
+                  if (r)
+                    done({});
+                  else
+                    done(toError(what, r.error()));
+                });
+}
+
 std::shared_ptr<const ReservationState> KubeSchedulerApi::currentReservation(
     const std::string& name) const {
   return informers_.reservation(name);

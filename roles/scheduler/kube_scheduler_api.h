@@ -47,6 +47,8 @@ class KubeSchedulerApi final : public SchedulerApi {
   kube::Expected<void> clearNominatedNodeName(const PodInfo& pod) const override;
   void patchPod(std::shared_ptr<const PodInfo> pod, boost::json::value patch,
                 ApiCallback done) const override;
+  void mergePatch(const kube::ResourceRef& ref, boost::json::value patch,
+                  ApiCallback done) const override;
 
   // SchedulerApi
   std::shared_ptr<const PodInfo> currentPod(const std::string& key) const override;

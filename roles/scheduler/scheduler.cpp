@@ -46,7 +46,7 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
                      SchedulerApi& api, metrics::Registry& metrics)
     : api_(api), metrics_(metrics), parallelizer_(config.parallelism) {
   for (const auto& p : config.profiles) {
-    auto fw = Framework::create(p, registry, api_, parallelizer_);
+    auto fw = Framework::create(p, registry, api_, parallelizer_, &metrics);
     if (!fw)
       throw std::invalid_argument(fw.error().message);
     const auto percentage =
@@ -60,6 +60,12 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
         listeners_.push_back(l);
       if (auto* l = dynamic_cast<ReservationListener*>(plugin.get()))
         reservation_listeners_.push_back(l);
+      if (auto* l = dynamic_cast<PodListener*>(plugin.get()))
+        pod_listeners_.push_back(l);
+      if (auto* l = dynamic_cast<NodeListener*>(plugin.get()))
+        node_listeners_.push_back(l);
+      if (auto* c = dynamic_cast<PluginController*>(plugin.get()))
+        controllers_.push_back(c);
     }
     profiles_.push_back(std::move(profile));
   }
@@ -82,6 +88,10 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
   if (!queue)
     throw std::invalid_argument(queue.error().message);
   queue_ = std::move(*queue);
+  for (auto& p : profiles_)
+    p.framework->setQueueHooks(
+        [this](const std::vector<std::string>& keys) { queue_->activate(keys); },
+        [this] { queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kUnknown); });
 }
 
 Scheduler::~Scheduler() {
@@ -115,6 +125,21 @@ Scheduler::Profile* Scheduler::profileFor(const std::string& scheduler_name) {
 }
 
 // ---- informer events ----
+
+void Scheduler::onPodAdd(const PodInfo& pod) {
+  for (auto* l : pod_listeners_)
+    l->onPodAdd(pod);
+}
+
+void Scheduler::onPodUpdate(const PodInfo& old_pod, const PodInfo& pod) {
+  for (auto* l : pod_listeners_)
+    l->onPodUpdate(old_pod, pod);
+}
+
+void Scheduler::onPodDelete(const PodInfo& pod) {
+  for (auto* l : pod_listeners_)
+    l->onPodDelete(pod);
+}
 
 void Scheduler::onPendingPodAdd(std::shared_ptr<const PodInfo> pod) {
   const std::string key = pod->key();
@@ -165,12 +190,16 @@ void Scheduler::onAssignedPodDelete(const PodInfo& pod) {
 
 void Scheduler::onNodeAdd(std::shared_ptr<const Node> node) {
   const std::string name = node->name;
+  for (auto* l : node_listeners_)
+    l->onNodeAdd(*node);
   logIfError(cache_.addNode(std::move(node)), "caching node", name);
   queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kNodeAdd);
 }
 
 void Scheduler::onNodeUpdate(const Node& old_node, std::shared_ptr<const Node> node) {
   const QueueEvent event = nodeChangeEvent(old_node, *node);
+  for (auto* l : node_listeners_)
+    l->onNodeUpdate(old_node, *node);
   const std::string name = node->name;
   logIfError(cache_.updateNode(std::move(node)), "updating cached node", name);
   if (event != QueueEvent::kUnknown)
@@ -178,6 +207,8 @@ void Scheduler::onNodeUpdate(const Node& old_node, std::shared_ptr<const Node> n
 }
 
 void Scheduler::onNodeDelete(const Node& node) {
+  for (auto* l : node_listeners_)
+    l->onNodeDelete(node);
   logIfError(cache_.removeNode(node.name), "removing cached node", node.name);
 }
 
@@ -264,6 +295,9 @@ void Scheduler::onReservationDelete(const ReservationState& r) {
 void Scheduler::start() {
   if (thread_.joinable())
     return;
+  for (auto* c : controllers_)
+    c->startController();
+  controllers_started_ = true;
   thread_ = std::thread([this] {
     while (scheduleOne()) {
     }
@@ -285,6 +319,11 @@ void Scheduler::stop() {
     thread_.join();
   if (housekeeper_.joinable())
     housekeeper_.join();
+  if (controllers_started_) {
+    for (auto* c : controllers_)
+      c->stopController();
+    controllers_started_ = false;
+  }
 }
 
 void Scheduler::housekeeping(SteadyClock::time_point now) {
@@ -362,7 +401,9 @@ bool Scheduler::scheduleOne() {
 
   if (auto* fit = std::get_if<FitError>(&outcome)) {
     std::string nominated;
-    if (fw.hasPostFilterPlugins() && fit->pre_filter.ok()) {
+    // Also after a PreFilter refusal, as kube-scheduler: a gang's PostFilter rejects the
+    // gang's waiting members whichever point refused this one.
+    if (fw.hasPostFilterPlugins()) {
       metrics_.preemptionAttempt();
       PostFilterResult result;
       auto s = fw.runPostFilterPlugins(*state, pod, fit->statuses, result);
@@ -415,7 +456,7 @@ bool Scheduler::scheduleOne() {
         assumed, node, waits,
         [this, profile, state = std::move(state), info = std::move(info), assumed, cycle, start,
          wait_start = SteadyClock::now()](Status decided) mutable {
-          metrics_.permitWaitDuration(decided.ok(), secondsSince(wait_start));
+          metrics_.permitWaitDuration(decided, secondsSince(wait_start));
           if (decided.ok())
             continueBinding(*profile, std::move(state), std::move(info), assumed, cycle, start);
           else

@@ -16,7 +16,10 @@
 #include "config/scheduler_config.h"
 #include "framework/assigned_pod_listener.h"
 #include "framework/declared_object.h"
+#include "framework/node_listener.h"
+#include "framework/plugin_controller.h"
 #include "framework/plugin_registry.h"
+#include "framework/pod_listener.h"
 #include "framework/reservation_listener.h"
 #include "framework/snapshot.h"
 #include "queue/scheduling_queue.h"
@@ -44,6 +47,10 @@ class Scheduler final : public NodeObjectSink {
   bool responsibleFor(const std::string& scheduler_name) const;
 
   // The informers' events (any thread; serially per informer).
+  /// Every pod event, before the pending/assigned ones below: the plugins' PodListeners.
+  void onPodAdd(const PodInfo& pod);
+  void onPodUpdate(const PodInfo& old_pod, const PodInfo& pod);
+  void onPodDelete(const PodInfo& pod);
   void onPendingPodAdd(std::shared_ptr<const PodInfo> pod);
   void onPendingPodUpdate(const PodInfo& old_pod, std::shared_ptr<const PodInfo> pod);
   void onPendingPodDelete(const PodInfo& pod);
@@ -65,8 +72,9 @@ class Scheduler final : public NodeObjectSink {
   void onNodeObjectDelete(const std::string& kind, const std::string& node,
                           std::function<void(NodeInfo&)> detach) override;
 
-  /// Starts the scheduling thread and the queue's and cache's periodic work. Call once the
-  /// informers have synced (and, with leader election, once leading).
+  /// Starts the scheduling thread, the queue's and cache's periodic work and the plugins'
+  /// controllers. Call once the informers have synced (and, with leader election, once
+  /// leading).
   void start();
   /// Closes the queue, joins the scheduling thread; bindings in flight still call back.
   void stop();
@@ -131,6 +139,10 @@ class Scheduler final : public NodeObjectSink {
   std::vector<Profile> profiles_;
   std::vector<AssignedPodListener*> listeners_;
   std::vector<ReservationListener*> reservation_listeners_;
+  std::vector<PodListener*> pod_listeners_;
+  std::vector<NodeListener*> node_listeners_;
+  std::vector<PluginController*> controllers_;
+  bool controllers_started_ = false;
   std::function<void()> owner_hook_;
   std::unique_ptr<SchedulingQueue> queue_;
   Snapshot snapshot_;  // the scheduling thread's only

@@ -187,6 +187,7 @@ void SchedulerInformers::connect(Scheduler& s) {
         auto ptr = pods.store().get(key);
         if (!ptr)
           return;
+        s.onPodAdd(p);
         if (p.assigned())
           s.onAssignedPodAdd(std::move(ptr));
         else if (s.responsibleFor(p.scheduler_name))
@@ -196,6 +197,7 @@ void SchedulerInformers::connect(Scheduler& s) {
         auto ptr = pods.store().get(key);
         if (!ptr)
           return;
+        s.onPodUpdate(old_pod, p);
         const bool was_bound = old_pod.assigned();
         const bool bound = p.assigned();
         const bool was_queued = !was_bound && s.responsibleFor(old_pod.scheduler_name);
@@ -219,6 +221,7 @@ void SchedulerInformers::connect(Scheduler& s) {
         }
       },
       [&s](const std::string&, const PodInfo& p) {
+        s.onPodDelete(p);
         if (p.assigned())
           s.onAssignedPodDelete(p);
         else if (s.responsibleFor(p.scheduler_name))

@@ -91,8 +91,11 @@ void SchedulerMetrics::bindingDuration(double seconds) {
   binding_.with(metrics::LabelValues{}).observe(seconds);
 }
 
-void SchedulerMetrics::permitWaitDuration(bool allowed, double seconds) {
-  permit_wait_.with({allowed ? "allowed" : "rejected"}).observe(seconds);
+void SchedulerMetrics::permitWaitDuration(const Status& decided, double seconds) {
+  std::string_view result = "allowed";
+  if (!decided.ok())
+    result = decided.message().starts_with(kPermitTimeoutMessage) ? "timeout" : "rejected";
+  permit_wait_.with({std::string(result)}).observe(seconds);
 }
 
 void SchedulerMetrics::podScheduled(int attempts, double since_first_queued_seconds) {

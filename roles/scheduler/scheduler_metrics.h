@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "framework/status.h"
+#include "framework/waiting_pods.h"
 #include "queue/queue_event.h"
 
 namespace koord::metrics {
@@ -34,8 +36,9 @@ class SchedulerMetrics {
   void attempt(AttemptResult result, std::string_view profile, double e2e_seconds);
   void algorithmDuration(double seconds);
   void bindingDuration(double seconds);
-  /// A pod held at Permit was decided: scheduler_permit_wait_duration_seconds{result}.
-  void permitWaitDuration(bool allowed, double seconds);
+  /// A pod held at Permit was decided: scheduler_permit_wait_duration_seconds{result} with
+  /// result allowed, rejected or timeout.
+  void permitWaitDuration(const Status& decided, double seconds);
   /// A pod was bound: its attempts and the time since it was first queued.
   void podScheduled(int attempts, double since_first_queued_seconds);
   void preemptionAttempt();

@@ -176,17 +176,21 @@ if render_and_apply default; then
       contains "$validating" '"name":"vpod.koordinator.sh"' && lacks "$validating" vconfigmap &&
       lacks "$validating" vreservation &&
       contains "$validating" '"name":"vnode-writes.koordinator.sh"' &&
-      contains "$validating" '"path":"/validate-node-writes"'
+      contains "$validating" '"path":"/validate-node-writes"' &&
+      contains "$mutating" '"name":"melasticquota.koordinator.sh"' &&
+      contains "$validating" '"name":"velasticquota.koordinator.sh"'
   }
-  expect "default: webhooks mpod-create, mpod-update, vpod and vnode-writes, no vconfigmap or vreservation (gates off)" \
+  expect "default: webhooks mpod-create, mpod-update, vpod, vnode-writes and the ElasticQuota pair, no vconfigmap or vreservation (gates off)" \
     default_webhooks
+  # Koordinator registers its ElasticQuota webhooks with Fail whatever the pods' policy.
   default_policy() {
     contains "$mutating$validating" '"failurePolicy":"Ignore"' &&
-      lacks "$mutating$validating" '"failurePolicy":"Fail"' &&
+      test "$(grep -o '"failurePolicy":"Fail"' <<<"$mutating$validating" | wc -l)" -eq 2 &&
       contains "$mutating$validating" '"timeoutSeconds":10' &&
       lacks "$mutating$validating" '"timeoutSeconds":30'
   }
-  expect "default: pod webhooks Ignore failures, 10 s timeout" default_policy
+  expect "default: pod webhooks Ignore failures (the ElasticQuota pair Fail), 10 s timeout" \
+    default_policy
   expect "default: webhooks call koordinator-webhook-service in $NS" \
     contains "$mutating" \
     "\"service\":{\"name\":\"koordinator-webhook-service\",\"namespace\":\"$NS\""
@@ -304,8 +308,8 @@ if render_and_apply gates-mutating-off --set featureGates=PodMutatingWebhook=fal
   sum=$work/gates-mutating-off.sum
   expect "PodMutatingWebhook=false: the manager gets the gate" \
     contains "$(manager_of "$sum")" '"--feature-gates=PodMutatingWebhook=false"'
-  expect "PodMutatingWebhook=false: no mutating webhooks" \
-    contains "$(mutating_of "$sum")" '|webhooks=|'
+  expect "PodMutatingWebhook=false: no pod mutating webhooks" \
+    lacks "$(mutating_of "$sum")" mpod-
   expect "PodMutatingWebhook=false: vpod stays" \
     contains "$(validating_of "$sum")" vpod.koordinator.sh
 fi
@@ -368,11 +372,12 @@ if render_and_apply webhook-policy --set webhookConfiguration.failurePolicy.pods
   hooks=$(grep 'WebhookConfiguration|' "$work/webhook-policy.sum" || true)
   # vnode-writes keeps Ignore whatever the pods' policy: kubelets' node updates go through it.
   fail_fast() {
-    test "$(grep -o '"failurePolicy":"Fail"' <<<"$hooks" | wc -l)" -eq 3 &&
-      test "$(grep -o '"timeoutSeconds":5' <<<"$hooks" | wc -l)" -eq 4 &&
+    test "$(grep -o '"failurePolicy":"Fail"' <<<"$hooks" | wc -l)" -eq 5 &&
+      test "$(grep -o '"timeoutSeconds":5' <<<"$hooks" | wc -l)" -eq 6 &&
       test "$(grep -o '"failurePolicy":"Ignore"' <<<"$hooks" | wc -l)" -eq 1
   }
-  expect "webhookConfiguration: Fail and 5 s on the three pod webhooks" fail_fast
+  expect "webhookConfiguration: Fail and 5 s on the three pod webhooks (and the ElasticQuota pair)" \
+    fail_fast
 fi
 if render_and_apply namespace \
   --set installation.namespace="$scratch_ns",installation.createNamespace=false \

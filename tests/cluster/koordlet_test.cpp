@@ -128,7 +128,10 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
        "--leader-election-namespace=" + sys.name(), "--config-namespace=" + sys.name(),
        "--metrics-addr=127.0.0.1:" + std::to_string(koord::testing::freeLoopbackPort()),
        "--health-probe-addr=127.0.0.1:" + std::to_string(manager_health),
-       "--feature-gates=PodMutatingWebhook=false,PodValidatingWebhook=false"},
+       // No webhooks: a configuration left behind would answer for no one after the test
+       // (the ElasticQuota ones with failurePolicy Fail).
+       "--feature-gates=PodMutatingWebhook=false,PodValidatingWebhook=false,"
+       "ElasticMutatingWebhook=false,ElasticValidatingWebhook=false"},
       {{"POD_NAMESPACE", sys.name()}});
   int koordlet_port = koord::testing::freeLoopbackPort();
   // The node's kubelet talks CRI through koord runtime-proxy (cluster/node-up), which watches

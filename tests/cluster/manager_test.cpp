@@ -109,7 +109,8 @@ struct Manager {
         "--metrics-addr=127.0.0.1:" + std::to_string(metrics_port),
         "--health-probe-addr=127.0.0.1:" + std::to_string(health_port),
         webhooks ? "--feature-gates=ConfigMapValidatingWebhook=true,ReservationMutatingWebhook=true"
-                 : "--feature-gates=PodMutatingWebhook=false,PodValidatingWebhook=false",
+                 : "--feature-gates=PodMutatingWebhook=false,PodValidatingWebhook=false,"
+                   "ElasticMutatingWebhook=false,ElasticValidatingWebhook=false",
         "-v=4"};
     process = std::make_unique<koord::testing::Subprocess>(
         args, std::map<std::string, std::optional<std::string>>{

@@ -211,26 +211,9 @@ using Scheduler = koord::testing::SchedulerProcess;
 // at preBind), its lease in `lease_ns`, the lifecycle controller resyncing every second. The
 // lease is short so that a killed leader's successor takes over within seconds.
 void writeSchedulerConfig(const std::filesystem::path& path, const std::string& lease_ns) {
-  const auto env = koord::testing::readClusterEnv();
   std::ofstream f(path);
-  f << "apiVersion: kubescheduler.config.k8s.io/v1\n"
-       "kind: KubeSchedulerConfiguration\n"
-       "clientConnection:\n"
-       "  kubeconfig: "
-    << koord::testing::needEnv(env, "KOORD_KUBECONFIG")
-    << "\n"
-       "  qps: 500\n"
-       "  burst: 1000\n"
-       "leaderElection:\n"
-       "  leaderElect: true\n"
-       "  leaseDuration: 8s\n"
-       "  renewDeadline: 6s\n"
-       "  retryPeriod: 2s\n"
-       "  resourceName: koord-scheduler\n"
-       "  resourceNamespace: "
-    << lease_ns
-    << "\n"
-       "profiles:\n"
+  f << koord::testing::schedulerConfigHeader(lease_ns)
+    << "profiles:\n"
        "- schedulerName: koord-scheduler\n"
        "  plugins:\n"
        "    preFilter: {enabled: [{name: Reservation}, {name: LoadAwareScheduling}]}\n"

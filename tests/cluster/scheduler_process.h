@@ -13,9 +13,33 @@
 #include <vector>
 
 #include "cluster_api.h"
+#include "cluster_env.h"
 #include "subprocess.h"
 
 namespace koord::testing {
+
+/// The start of a cluster test scheduler's KubeSchedulerConfiguration (v1): the test cluster's
+/// kubeconfig, client limits no test reaches, and a short lease in `lease_ns` so that a killed
+/// leader's successor takes over within seconds. The caller adds `profiles:`.
+inline std::string schedulerConfigHeader(const std::string& lease_ns) {
+  const auto env = readClusterEnv();
+  return "apiVersion: kubescheduler.config.k8s.io/v1\n"
+         "kind: KubeSchedulerConfiguration\n"
+         "clientConnection:\n"
+         "  kubeconfig: " +
+         needEnv(env, "KOORD_KUBECONFIG") +
+         "\n"
+         "  qps: 500\n"
+         "  burst: 1000\n"
+         "leaderElection:\n"
+         "  leaderElect: true\n"
+         "  leaseDuration: 8s\n"
+         "  renewDeadline: 6s\n"
+         "  retryPeriod: 2s\n"
+         "  resourceName: koord-scheduler\n"
+         "  resourceNamespace: " +
+         lease_ns + "\n";
+}
 
 struct SchedulerProcess {
   int port = freeLoopbackPort();

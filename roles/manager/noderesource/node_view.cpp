@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "koord/apis/elastic_quota.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/object_meta.h"
@@ -281,6 +282,8 @@ kube::Expected<PodView> decodePodView(const boost::json::value& v) {
   out.name = std::move(meta.name);
   out.uid = std::move(meta.uid);
   kube::Labels labels = std::move(meta.labels);
+  if (auto it = labels.find(apis::kLabelQuotaName); it != labels.end())
+    out.quota_name = it->second;
 
   std::vector<Container> regular;
   std::vector<Container> init;

@@ -54,6 +54,9 @@ struct PodView {
   std::string name;
   std::string uid;
   std::string node_name;
+  /// The quota.scheduling.koordinator.sh/name label ("" when unset): the quota webhook asks
+  /// whether any pod is still charged to a quota it is about to delete or make a parent.
+  std::string quota_name;
   PodPhase phase = PodPhase::kUnknown;
   /// koordinator.sh/priority-class label, else spec.priority's band, else derived from the QoS.
   apis::PriorityClass priority = apis::PriorityClass::kNone;

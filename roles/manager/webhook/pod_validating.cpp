@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "koord/apis/elastic_quota.h"
 #include "koord/apis/extension.h"
 #include "webhook/field_errors.h"
 #include "webhook/pod_fields.h"
@@ -158,6 +159,28 @@ kube::Expected<std::vector<std::string>> forbiddenSchedulerAnnotations(
   return errors;
 }
 
+kube::Expected<void> validatePodQuota(const boost::json::object& pod,
+                                      const boost::json::object* old_pod,
+                                      std::string_view request_namespace,
+                                      const QuotaTopology& topology) {
+  auto labels = podStringMap(pod, "labels");
+  if (!labels)
+    return labels.error();
+  if (old_pod != nullptr) {
+    auto old_labels = podStringMap(*old_pod, "labels");
+    if (!old_labels)
+      return old_labels.error();
+    if (labelOr(*labels, apis::kLabelPreemptible) != labelOr(*old_labels, apis::kLabelPreemptible))
+      return kube::makeKubeError(
+          forbidden(fmt::format("metadata.labels[{}]", apis::kLabelPreemptible),
+                    "cannot be changed once the pod exists"));
+  }
+  auto ns = podNamespace(pod);
+  if (!ns)
+    return ns.error();
+  return topology.validatePod(*labels, ns->empty() ? request_namespace : std::string_view(*ns));
+}
+
 Handler podValidatingHandler(PodValidatingOptions options) {
   Handler h;
   h.resource = "pods";
@@ -173,7 +196,14 @@ Handler podValidatingHandler(PodValidatingOptions options) {
       return AdmissionResponse::errored(400, owned.error().message);
     if (!owned->empty())
       return AdmissionResponse::deny(aggregateMessages(*owned));
-    return answerInvalid(validatePod(request.object, old_pod, options));
+    auto verdict = answerInvalid(validatePod(request.object, old_pod, options));
+    if (!verdict.allowed || !options.quota_topology)
+      return verdict;
+    if (auto quota = validatePodQuota(request.object, old_pod, request.namespace_name,
+                                      *options.quota_topology);
+        !quota)
+      return AdmissionResponse::errored(400, quota.error().message);
+    return verdict;
   };
   return h;
 }

@@ -4,6 +4,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "koord/kube/error.h"
 #include "webhook/admission_review.h"
+#include "webhook/quota_topology.h"
 
 namespace koord::manager::webhook {
 
@@ -21,7 +23,19 @@ struct PodValidatingOptions {
   /// Who may set or change the scheduler-owned annotations (apis::kSchedulerOwnedPodAnnotations):
   /// koord-scheduler's service account. Empty: nobody.
   std::vector<std::string> scheduler_usernames;
+  /// The ElasticQuota tree for Koordinator's quota check of pods; null skips it.
+  std::shared_ptr<const QuotaTopology> quota_topology;
 };
+
+/// Koordinator's quota check of a pod, run once the co-location rules pass: on UPDATE the
+/// quota.scheduling.koordinator.sh/preemptible label may not change; on CREATE and UPDATE the
+/// pod may not be charged to a parent quota (QuotaTopology::validatePod). `request_namespace`
+/// stands in for an empty metadata.namespace. An error says why the pod is refused, or that it
+/// could not be read.
+kube::Expected<void> validatePodQuota(const boost::json::object& pod,
+                                      const boost::json::object* old_pod,
+                                      std::string_view request_namespace,
+                                      const QuotaTopology& topology);
 
 /// Every rule the pod breaks, each formatted as Kubernetes' field.Error ("labels.koordinator.sh/
 /// qosClass: Required value: must specify koordinator QoS BE with koordinator colocation
@@ -39,7 +53,8 @@ kube::Expected<std::vector<std::string>> forbiddenSchedulerAnnotations(
 
 /// The /validate-pod handler: CREATE and UPDATE are checked. A scheduler-owned annotation set by
 /// anyone else is denied with 403 Forbidden; a co-location rule broken with code 400 and the
-/// aggregate message (Koordinator answers with admission.Errored(400)).
+/// aggregate message (Koordinator answers with admission.Errored(400)); then the quota check,
+/// when options.quota_topology is set, its refusal also with code 400.
 Handler podValidatingHandler(PodValidatingOptions options = {});
 
 }  // namespace koord::manager::webhook

@@ -56,6 +56,17 @@ json::object webhook(const char* name, const char* path, json::object rule_obj,
   };
 }
 
+// Koordinator's ElasticQuota webhooks: Fail, as its manifests register them; a quota that
+// slipped past the tree's checks would corrupt the scheduler's view of every quota above it.
+json::object elasticQuotaWebhook(const char* name, const char* path,
+                                 std::initializer_list<const char*> operations) {
+  auto wh = webhook(name, path, rule("elasticquotas", operations), "Fail");
+  auto& r = wh["rules"].as_array().front().as_object();
+  r["apiGroups"] = json::array{"scheduling.sigs.k8s.io"};
+  r["apiVersions"] = json::array{"v1alpha1"};
+  return wh;
+}
+
 kube::ResourceRef configRef(bool mutating, const std::string& name) {
   return {"admissionregistration.k8s.io",
           "v1",
@@ -157,7 +168,10 @@ json::array defaultWebhooks(bool mutating) {
         webhook("mpod-update.koordinator.sh", "/mutate-pod", rule("pods", {"UPDATE"}), "Fail");
     update["namespaceSelector"] = selectorNotExists("control-plane");
     update["objectSelector"] = selectorIn("pod.koordinator.sh/mutating-update", "true");
-    return json::array{std::move(create), std::move(update)};
+    return json::array{
+        std::move(create), std::move(update),
+        elasticQuotaWebhook("melasticquota.koordinator.sh",
+                            "/mutate-scheduling-sigs-k8s-io-v1alpha1-elasticquota", {"CREATE"})};
   }
   auto pod =
       webhook("vpod.koordinator.sh", "/validate-pod", rule("pods", {"CREATE", "UPDATE"}), "Fail");
@@ -185,7 +199,10 @@ json::array defaultWebhooks(bool mutating) {
   auto& reservation_rule = reservation["rules"].as_array().front().as_object();
   reservation_rule["apiGroups"] = json::array{"scheduling.koordinator.sh"};
   reservation_rule["apiVersions"] = json::array{"v1alpha1"};
-  return json::array{std::move(pod), std::move(cm), std::move(node_writes), std::move(reservation)};
+  return json::array{std::move(pod), std::move(cm), std::move(node_writes), std::move(reservation),
+                     elasticQuotaWebhook("velasticquota.koordinator.sh",
+                                         "/validate-scheduling-sigs-k8s-io-v1alpha1-elasticquota",
+                                         {"CREATE", "UPDATE", "DELETE"})};
 }
 
 kube::Expected<json::array> renderWebhooks(const json::array& templates,

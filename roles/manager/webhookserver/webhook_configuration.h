@@ -32,9 +32,10 @@ struct WebhookConfigurationOptions {
 };
 
 /// koord's default webhooks (Koordinator's config/webhook manifests with their patches):
-/// mpod-create/mpod-update on /mutate-pod, vpod on /validate-pod, vconfigmap on
-/// /validate-configmap, and koord's own vnode-writes on /validate-node-writes and vreservation on
-/// /validate-reservation; `mutating` picks which configuration's list.
+/// mpod-create/mpod-update on /mutate-pod, melasticquota and velasticquota on
+/// /{mutate,validate}-scheduling-sigs-k8s-io-v1alpha1-elasticquota, vpod on /validate-pod,
+/// vconfigmap on /validate-configmap, and koord's own vnode-writes on /validate-node-writes and
+/// vreservation on /validate-reservation; `mutating` picks which configuration's list.
 boost::json::array defaultWebhooks(bool mutating);
 
 /// The webhooks to write: each of `templates` (a configuration's "template" annotation, else

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "framework_handle.h"
+#include "koord/kube/rest_client.h"
 
 namespace koord::roles::scheduler {
 
@@ -26,6 +27,12 @@ kube::Expected<void> ClusterView::clearNominatedNodeName(const PodInfo& pod) con
 void ClusterView::patchPod(std::shared_ptr<const PodInfo> pod, boost::json::value /*patch*/,
                            ApiCallback done) const {
   done(kube::makeKubeError("patching " + pod->key() + ": this scheduler has no API client"));
+}
+
+void ClusterView::mergePatch(const kube::ResourceRef& ref, boost::json::value /*patch*/,
+                             ApiCallback done) const {
+  done(kube::makeKubeError("patching " + ref.resource + " " + ref.namespace_ + "/" + ref.name +
+                           ": this scheduler has no API client"));
 }
 
 }  // namespace koord::roles::scheduler

@@ -82,6 +82,7 @@ CycleState CycleState::clone() const {
   out.skip_filter_plugins = skip_filter_plugins;
   out.skip_score_plugins = skip_score_plugins;
   out.preferred_nodes = preferred_nodes;
+  out.pre_filter_rejected_by = pre_filter_rejected_by;
   out.entries_.reserve(entries_.size());
   for (const auto& e : entries_)
     out.entries_.push_back(Entry{e.id, e.name, e.data ? e.data->clone() : nullptr});

@@ -80,6 +80,10 @@ class CycleState {
   /// Nodes the filter pass must look at whatever its adaptive window reaches (the nodes of the
   /// reservations a pod owns): set before PreFilter, by a BeforePreFilter transformer.
   std::vector<std::string> preferred_nodes;
+  /// The plugin whose PreFilter refused the pod (empty when PreFilter passed). PostFilter
+  /// plugins still run (a gang's rejection), but DefaultPreemption has no PreFilter state to try
+  /// victims against and does nothing, unless the refusal is one its rules answer (a quota's).
+  std::string pre_filter_rejected_by;
 
  private:
   struct Entry {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -72,8 +73,12 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
 
   void connect(NodeObjectSink& sink) override { sink_ = &sink; }
 
+  void subscribe(ObjectHandlers<T> handlers) const override {
+    subscribers_.push_back(std::move(handlers));
+  }
+
   /// Every object held now; empty while not served or not yet discovered.
-  std::vector<std::shared_ptr<const T>> list() const {
+  std::vector<std::shared_ptr<const T>> list() const override {
     const kube::Informer<T>* informer = informer_.load(std::memory_order_acquire);
     return informer ? informer->store().list() : std::vector<std::shared_ptr<const T>>{};
   }
@@ -121,6 +126,23 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
   void addHandlers(kube::Informer<T>& informer) {
     if (spec_.on_created)
       spec_.on_created(informer);
+    for (const auto& h : subscribers_) {
+      // The store's own copy, just put under `key`, so that plugins may keep it.
+      informer.addHandlers({
+          [h, &informer](const std::string& key, const T&) {
+            if (auto ptr = informer.store().get(key); ptr && h.on_add)
+              h.on_add(ptr);
+          },
+          [h, &informer](const std::string& key, const T& old_object, const T&) {
+            if (auto ptr = informer.store().get(key); ptr && h.on_update)
+              h.on_update(old_object, ptr);
+          },
+          [h](const std::string&, const T& object) {
+            if (h.on_delete)
+              h.on_delete(object);
+          },
+      });
+    }
     if (sink_ == nullptr || spec_.node_slot == nullptr)
       return;
     const auto slot = spec_.node_slot;
@@ -164,6 +186,8 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
   boost::asio::io_context& io_;
   InformerSpec<T> spec_;
   NodeObjectSink* sink_ = nullptr;
+  /// Filled before start() (plugins subscribe when built), read once the informer exists.
+  mutable std::vector<ObjectHandlers<T>> subscribers_;
   std::optional<kube::DiscoveryRetry> discovery_;
   mutable std::mutex mu_;
   bool stopped_ = false;                      // under mu_

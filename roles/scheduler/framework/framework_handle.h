@@ -19,6 +19,13 @@
 #include "status.h"
 #include "waiting_pods.h"
 
+namespace koord::kube {
+struct ResourceRef;  // koord/kube/rest_client.h
+}
+namespace koord::metrics {
+class Registry;  // koord/core/metrics.h
+}
+
 namespace koord::roles::scheduler {
 
 class Snapshot;
@@ -80,6 +87,10 @@ class ClusterView {
   /// `done` runs on the reactor thread. A pod found terminating afterwards is an error.
   virtual void patchPod(std::shared_ptr<const PodInfo> pod, boost::json::value patch,
                         ApiCallback done) const;
+  /// Sends a JSON merge patch to the object `ref` names (a PodGroup's status, which its CRD
+  /// keeps in the main resource); `done` runs on the reactor thread.
+  virtual void mergePatch(const kube::ResourceRef& ref, boost::json::value patch,
+                          ApiCallback done) const;
 };
 
 class FrameworkHandle {
@@ -104,6 +115,16 @@ class FrameworkHandle {
   /// The pods held at Permit, which a waiting plugin allows or rejects (kube-scheduler's
   /// IterateOverWaitingPods / GetWaitingPod); null where nothing waits (table tests).
   virtual WaitingPods* waitingPods() { return nullptr; }
+  /// Moves these pending pods ("namespace/name") from the unschedulable and backoff queues to
+  /// the active queue (kube-scheduler's PodsToActivate): a gang's member that reached Permit
+  /// brings its siblings forward. Any thread; must not be called holding a lock that the
+  /// QueueSort plugin takes.
+  virtual void activatePods(const std::vector<std::string>& /*keys*/) {}
+  /// Moves every unschedulable pod back to the active or backoff queue (kube-scheduler's answer
+  /// to a cluster event a plugin registered: a quota grew). Same rules as activatePods.
+  virtual void requeueUnschedulable() {}
+  /// Where plugins register their metric families; null where none are kept (table tests).
+  virtual metrics::Registry* metricsRegistry() { return nullptr; }
 };
 
 }  // namespace koord::roles::scheduler

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "koord/apis/gang.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/object_meta.h"
@@ -36,12 +38,20 @@ using kube::makeKubeError;
 // annotations often carry kilobytes of last-applied-configuration). The default plugins of 1.20
 // read none; the first three are LoadAware's estimator overrides, the others the Reservation
 // plugin's.
-constexpr std::array<std::string_view, 5> kKeptPodAnnotations = {
+constexpr std::array<std::string_view, 13> kKeptPodAnnotations = {
     "scheduling.koordinator.sh/load-estimated-scaling-factors",
     "scheduling.koordinator.sh/load-estimated-seconds-after-initialized",
     "scheduling.koordinator.sh/load-estimated-seconds-after-pod-scheduled",
     apis::kAnnotationReservationAllocated,
     apis::kAnnotationReservationAffinity,
+    apis::kAnnotationGangName,
+    apis::kAnnotationGangMinAvailable,
+    apis::kAnnotationGangWaitingTime,
+    apis::kAnnotationGangTotalNumber,
+    apis::kAnnotationGangMode,
+    apis::kAnnotationGangGroups,
+    apis::kAnnotationGangMatchPolicy,
+    apis::kAnnotationAliasGangMatchPolicy,
 };
 
 // Each request, limit and overhead must stay below this (in millicores for cpu, in units
@@ -482,6 +492,19 @@ Expected<void> decodeMetadata(const json::object& root, PodInfo& pod) {
   pod.controller_uid = std::move(meta.controller_uid);
   pod.controller_api_version = std::move(meta.controller_api_version);
   refreshReservationAnnotations(pod);
+  if (auto it = pod.labels.find(apis::kLabelPodPriority); it != pod.labels.end()) {
+    std::int32_t v = 0;
+    const std::string& s = it->second;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && end == s.data() + s.size())
+      pod.sub_priority = v;
+  }
+  // A gang name too long to be a PodGroup's leaves the pod in no gang, with the reason kept for
+  // Coscheduling to refuse it with.
+  if (auto gang = apis::podGangId(pod.namespace_, pod.labels, pod.annotations); !gang)
+    pod.gang_error = gang.error().message;
+  else if (*gang)
+    pod.gang_id = std::move(**gang);
   return {};
 }
 

@@ -79,7 +79,10 @@ struct PodInfo {
   std::string node_name;            // spec.nodeName
   std::string nominated_node_name;  // status.nominatedNodeName
   std::int32_t priority = 0;        // spec.priority (0 when unset, as the API defaults it)
-  bool preempt_never = false;       // spec.preemptionPolicy == Never
+  /// The koordinator.sh/priority label (Koordinator's sub-priority, which orders pods of one
+  /// priority in its queue); 0 when absent or not an int32.
+  std::int32_t sub_priority = 0;
+  bool preempt_never = false;  // spec.preemptionPolicy == Never
   PodPhase phase = PodPhase::kPending;
   /// status.startTime (the kubelet's acknowledgement); preemption prefers victims started last.
   std::optional<std::chrono::system_clock::time_point> start_time;
@@ -123,6 +126,12 @@ struct PodInfo {
   std::string reservation_affinity_error;
   /// scheduling.koordinator.sh/reservation-ignored=true: never placed into a reservation.
   bool reservation_ignored = false;
+
+  /// The gang the pod is in ("namespace/name", see apis::podGangId); empty when none.
+  std::string gang_id;
+  /// Why the pod's gang could not be read (Coscheduling refuses it with this); empty when it
+  /// could.
+  std::string gang_error;
 
   /// namespace/name; "@reservation/<name>" for a reserve pod (no namespace starts with '@', so
   /// it never meets a real pod's key in the queue).

@@ -60,14 +60,20 @@ void WaitingPods::add(std::shared_ptr<const PodInfo> pod, std::string node,
   auto waiting =
       std::make_shared<WaitingPod>(pod, std::move(node), waits, Clock::now(), std::move(done));
   const bool none_pending = waiting->pendingPlugins().empty();
+  const Clock::time_point deadline = waiting->deadline();
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     if (!none_pending)
       pods_[pod->uid] = waiting;
     if (!timer_.joinable())
       timer_ = std::thread([this] { timeoutLoop(); });
+    // The timer sleeps towards the earliest deadline it knew; a gang's members share theirs, so
+    // most adds need not wake it (each wake walks every waiting pod).
+    wake = !none_pending && deadline < sleeping_until_;
   }
-  wake_.notify_all();
+  if (wake)
+    wake_.notify_all();
   if (none_pending) {
     {
       std::lock_guard lock(waiting->mu_);
@@ -173,7 +179,7 @@ void WaitingPods::expire(Clock::time_point now) {
     if (expired.empty())
       continue;
     Status status = Status::unschedulable(
-        fmt::format("rejected due to timeout after waiting at plugin {}", expired));
+        fmt::format("{} after waiting at plugin {}", kPermitTimeoutMessage, expired));
     status.withPlugin(expired);
     decide(pod, std::move(status));
   }
@@ -185,6 +191,7 @@ void WaitingPods::timeoutLoop() {
     auto next = Clock::time_point::max();
     for (const auto& [uid, pod] : pods_)
       next = std::min(next, pod->deadline());
+    sleeping_until_ = next;
     if (next == Clock::time_point::max())
       wake_.wait(lock);
     else

@@ -23,6 +23,10 @@ namespace koord::roles::scheduler {
 /// kube-scheduler's cap on what one Permit plugin may ask to wait.
 inline constexpr std::chrono::minutes kMaxPermitWait{15};
 
+/// How the message of a pod released by its Permit timeout starts (the scheduler counts these
+/// apart from rejections).
+inline constexpr std::string_view kPermitTimeoutMessage = "rejected due to timeout";
+
 /// One Permit plugin's wait: its name and how long it gives the others.
 struct PluginWait {
   std::string plugin;
@@ -98,7 +102,9 @@ class WaitingPods {
   std::unordered_map<std::string, std::shared_ptr<WaitingPod>> pods_;  // under mu_
   std::condition_variable wake_;
   bool stopping_ = false;  // under mu_
-  std::thread timer_;      // started with the first pod
+  /// The deadline the timeout thread sleeps towards (max: none); under mu_.
+  Clock::time_point sleeping_until_ = Clock::time_point::max();
+  std::thread timer_;  // started with the first pod
 };
 
 }  // namespace koord::roles::scheduler

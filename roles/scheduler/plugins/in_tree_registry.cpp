@@ -1,7 +1,9 @@
 // Every plugin this build carries, by name: upstream's and Koordinator's. One line per plugin;
 // each plugin folder's register.h declares its function.
 #include "framework/plugin_registry.h"
+#include "plugins/coscheduling/register.h"
 #include "plugins/defaultprebind/register.h"
+#include "plugins/elasticquota/register.h"
 #include "plugins/loadaware/register.h"
 #include "plugins/reservation/register.h"
 #include "plugins/upstream/defaultbinder/register.h"
@@ -38,6 +40,8 @@ const PluginRegistry& inTreeRegistry() {
     registerLoadAwareScheduling(r);
     reservation::registerReservation(r);
     defaultprebind::registerDefaultPreBind(r);
+    coscheduling::registerCoscheduling(r);
+    elasticquota::registerElasticQuota(r);
     return r;
   }();
   return registry;

@@ -14,6 +14,8 @@ std::string_view toString(QueueEvent event) {
       return "BackoffComplete";
     case QueueEvent::kUnschedulableTimeout:
       return "UnschedulableTimeout";
+    case QueueEvent::kForceActivate:
+      return "ForceActivate";
     case QueueEvent::kAssignedPodAdd:
       return "AssignedPodAdd";
     case QueueEvent::kAssignedPodUpdate:

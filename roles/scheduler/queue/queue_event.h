@@ -31,6 +31,8 @@ enum class QueueEvent {
   kServiceDelete,
   kCSINodeAdd,
   kCSINodeUpdate,
+  /// A plugin asked for the pod (kube-scheduler's Activate: a gang's siblings).
+  kForceActivate,
 };
 
 /// The upstream spelling ("NodeAdd", "AssignedPodDelete", ...).

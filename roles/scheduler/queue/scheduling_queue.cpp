@@ -239,6 +239,26 @@ void SchedulingQueue::moveAllToActiveOrBackoffQueue(QueueEvent event) {
   movePodsToActiveOrBackoffQueue(keys, event);
 }
 
+void SchedulingQueue::activate(const std::vector<std::string>& keys) {
+  std::lock_guard lock(mu_);
+  for (const std::string& key : keys) {
+    if (auto it = unschedulable_.find(key); it != unschedulable_.end()) {
+      active_.addOrUpdate(std::move(it->second));
+      unschedulable_.erase(it);
+    } else if (const QueuedPodInfo* info = backoff_.get(key)) {
+      QueuedPodInfo moved = *info;
+      backoff_.erase(key);
+      active_.addOrUpdate(std::move(moved));
+    } else {
+      continue;
+    }
+    incoming(kActiveQueue, QueueEvent::kForceActivate);
+  }
+  // A pod of the list being scheduled right now must not be parked by its failure either.
+  move_request_cycle_ = scheduling_cycle_;
+  cv_.notify_all();
+}
+
 void SchedulingQueue::flushBackoffQCompleted() {
   std::lock_guard lock(mu_);
   const TimePoint t = now();

@@ -111,6 +111,9 @@ class SchedulingQueue {
   /// A cluster event that may make any unschedulable pod schedulable: all of them move,
   /// those still backing off to podBackoffQ, the rest to activeQ.
   void moveAllToActiveOrBackoffQueue(QueueEvent event);
+  /// kube-scheduler's Activate: these pods ("namespace/name") move from unschedulableQ or
+  /// podBackoffQ straight to activeQ, backoff or not; keys of pods elsewhere are ignored.
+  void activate(const std::vector<std::string>& keys);
 
   /// Every kBackoffQFlushPeriod: pods whose backoff expired move to activeQ.
   void flushBackoffQCompleted();

@@ -84,8 +84,10 @@ Framework::~Framework() = default;
 kube::Expected<std::unique_ptr<Framework>> Framework::create(const config::Profile& profile,
                                                              const PluginRegistry& registry,
                                                              const ClusterView& cluster,
-                                                             Parallelizer& parallelizer) {
+                                                             Parallelizer& parallelizer,
+                                                             metrics::Registry* metrics) {
   std::unique_ptr<Framework> fw(new Framework(cluster, parallelizer));
+  fw->metrics_ = metrics;
   fw->scheduler_name_ = profile.scheduler_name;
   const std::string where = fmt::format("profiles[{}] ({})", profile.index, profile.scheduler_name);
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,8 @@ class Framework final : public FrameworkHandle {
   static kube::Expected<std::unique_ptr<Framework>> create(const config::Profile& profile,
                                                            const PluginRegistry& registry,
                                                            const ClusterView& cluster,
-                                                           Parallelizer& parallelizer);
+                                                           Parallelizer& parallelizer,
+                                                           metrics::Registry* metrics = nullptr);
   ~Framework() override;
 
   const std::string& schedulerName() const { return scheduler_name_; }
@@ -96,6 +98,22 @@ class Framework final : public FrameworkHandle {
                           std::vector<PluginWait>& waits);
   /// Pods this profile holds at Permit.
   WaitingPods* waitingPods() override { return &waiting_pods_; }
+  metrics::Registry* metricsRegistry() override { return metrics_; }
+  void activatePods(const std::vector<std::string>& keys) override {
+    if (activator_ && !keys.empty())
+      activator_(keys);
+  }
+  void requeueUnschedulable() override {
+    if (requeue_)
+      requeue_();
+  }
+  /// Where activatePods and requeueUnschedulable go (the scheduler's queue); set once, before
+  /// scheduling.
+  void setQueueHooks(std::function<void(const std::vector<std::string>&)> activator,
+                     std::function<void()> requeue) {
+    activator_ = std::move(activator);
+    requeue_ = std::move(requeue);
+  }
   /// PreBind plugins one after another, then Bind plugins until one does not answer kSkip.
   void runPreBindAndBind(std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
                          std::string node, StatusCallback done);
@@ -145,6 +163,9 @@ class Framework final : public FrameworkHandle {
   std::vector<ReservePlugin*> reserves_;
   std::vector<PermitPlugin*> permits_;
   WaitingPods waiting_pods_;
+  std::function<void(const std::vector<std::string>&)> activator_;
+  std::function<void()> requeue_;
+  metrics::Registry* metrics_ = nullptr;
   std::vector<PreBindPlugin*> pre_binds_;
   std::vector<BindPlugin*> binds_;
   std::vector<PostBindPlugin*> post_binds_;

@@ -54,8 +54,10 @@ ScheduleOutcome PodScheduler::schedule(CycleState& state, const PodInfo& pod,
 
   auto pre = framework_.runPreFilterPlugins(state, pod);
   if (!pre.ok()) {
-    if (pre.isUnschedulable())
+    if (pre.isUnschedulable()) {
+      state.pre_filter_rejected_by = pre.plugin().empty() ? "?" : pre.plugin();
       return FitError{all, std::move(pre), {}};
+    }
     return pre;
   }
   const std::size_t wanted = numFeasibleNodesToFind(all, percentage_);

@@ -12,6 +12,14 @@
 // snapshot swap as Scheduler::scheduleOne does; it prints both side by side. --only runs one
 // of the two in this process (for an instruction count under callgrind); otherwise each run is
 // a child process of its own, so that neither inherits the heap the other left.
+//   koord_bench_scheduler_cycle --jobs [--nodes 5000] [--pods 10000] [--rounds R]
+//                               [--only without|with] [--parallelism 16]
+//                               [--jobs-plugin gangs|quotas] (B with that one alone)
+// --jobs runs the Scheduler's own loop instead (queue, cache, Permit, binding to a fake API that
+// answers at once; cycle_jobs.cpp) twice per round: A, the default plugins and plain pods; B,
+// Coscheduling and ElasticQuota as the chart enables them, the pods in gangs of 10 (Strict)
+// charged to the leaves of a three-level tree of 1,000 ElasticQuotas. It prints pods/s and the
+// loop's us/pod for both and B-A, and fails (exit 1) unless every pod bound and every gang whole.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,6 +37,7 @@
 #include <fmt/format.h>
 
 #include "config/scheduler_config.h"
+#include "cycle_jobs.h"
 #include "cycle_reservations.h"
 #include "framework/plugin_registry.h"
 #include "framework/pod_changes.h"
@@ -57,6 +66,8 @@ struct Options {
   std::size_t reservations = 0;
   int rounds = 1;
   bool run_without = true, run_with = true;
+  bool jobs = false;
+  bool jobs_gangs = true, jobs_quotas = true;
 };
 
 // The profile: LoadAwareScheduling (unless --no-loadaware) and, with --reservations, the
@@ -355,6 +366,10 @@ int main(int argc, char** argv) {
       o.loadaware = false;
       continue;
     }
+    if (a == "--jobs") {
+      o.jobs = true;
+      continue;
+    }
     if (i + 1 >= argc)
       break;
     if (a == "--nodes")
@@ -367,7 +382,14 @@ int main(int argc, char** argv) {
       o.reservations = std::strtoul(argv[i + 1], nullptr, 10);
     else if (a == "--rounds")
       o.rounds = std::max(1, std::atoi(argv[i + 1]));
-    else if (a == "--only") {
+    else if (a == "--jobs-plugin") {
+      o.jobs_gangs = std::string_view(argv[i + 1]) == "gangs";
+      o.jobs_quotas = std::string_view(argv[i + 1]) == "quotas";
+      if (!o.jobs_gangs && !o.jobs_quotas) {
+        fmt::print(stderr, "--jobs-plugin: want gangs or quotas, not {}\n", argv[i + 1]);
+        return 2;
+      }
+    } else if (a == "--only") {
       o.run_without = std::string_view(argv[i + 1]) == "without";
       o.run_with = std::string_view(argv[i + 1]) == "with";
       if (!o.run_without && !o.run_with) {
@@ -376,6 +398,19 @@ int main(int argc, char** argv) {
       }
     }
     ++i;
+  }
+
+  if (o.jobs) {
+    bench::JobsOptions jo;
+    jo.nodes = o.nodes;
+    jo.pods = o.pods;
+    jo.parallelism = o.parallelism;
+    jo.rounds = o.rounds;
+    jo.run_without = o.run_without;
+    jo.run_with = o.run_with;
+    jo.with_gangs = o.jobs_gangs;
+    jo.with_quotas = o.jobs_quotas;
+    return bench::runJobs(jo);
   }
 
   if (o.reservations == 0) {

@@ -26,10 +26,11 @@ kube::Expected<CoschedulingArgs> decodeCoschedulingArgs(const json::value* args,
   if (*o == nullptr)
     return out;
   const json::object& a = **o;
-  if (auto known = upstream::checkKnownFields(
-          a,
-          {"apiVersion", "kind", "defaultTimeout", "controllerWorkers", "skipCheckScheduleCycle"},
-          "");
+  if (auto known =
+          upstream::checkKnownFields(a,
+                                     {"apiVersion", "kind", "defaultTimeout", "controllerWorkers",
+                                      "skipCheckScheduleCycle", "enablePreemption"},
+                                     "");
       !known)
     return known.error();
   if (const json::value* v = jf::field(a, "defaultTimeout")) {
@@ -52,6 +53,11 @@ kube::Expected<CoschedulingArgs> decodeCoschedulingArgs(const json::value* args,
     return skip.error();
   if (*skip)
     out.skip_check_schedule_cycle = **skip;
+  auto preempt = jf::optionalBoolField(a, "enablePreemption", "");
+  if (!preempt)
+    return preempt.error();
+  if (*preempt)
+    out.enable_preemption = **preempt;
   if (out.default_timeout.count() < 0)
     return kube::makeKubeError(
         fmt::format("defaultTimeout: Invalid value: \"{}\": must not be "

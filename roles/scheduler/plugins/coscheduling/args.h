@@ -25,6 +25,9 @@ struct CoschedulingArgs : PluginArgs {
   /// Strict gangs normally let a member through PreFilter once per gang scheduling cycle; this
   /// turns that check off.
   bool skip_check_schedule_cycle = false;
+  /// Accepted as later Koordinator releases name it; koord does not preempt for gangs, and the
+  /// plugin says so at startup when it is true.
+  bool enable_preemption = false;
 };
 
 /// Errors name the field ("defaultTimeout: must not be negative"); unknown fields are errors.

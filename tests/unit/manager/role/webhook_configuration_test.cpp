@@ -23,14 +23,14 @@ WebhookConfigurationOptions options() {
 
 TEST_CASE("default webhooks exempt control-plane namespaces and fail closed", "[webhookconfig]") {
   auto mutating = defaultWebhooks(true);
-  REQUIRE(mutating.size() == 2);
+  REQUIRE(mutating.size() == 3);
   CHECK(mutating[0].at("name") == "mpod-create.koordinator.sh");
   CHECK(mutating[0].at("failurePolicy") == "Fail");
   CHECK(mutating[0].at("sideEffects") == "None");
   CHECK(mutating[0].at("namespaceSelector").at("matchExpressions").as_array()[0].at("operator") ==
         "DoesNotExist");
   auto validating = defaultWebhooks(false);
-  REQUIRE(validating.size() == 4);
+  REQUIRE(validating.size() == 5);
   CHECK(validating[1].at("clientConfig").at("service").at("path") == "/validate-configmap");
   CHECK(validating[1].at("objectSelector").at("matchExpressions").as_array()[0].at("key") ==
         "koordinator.sh/configmap-type");
@@ -48,6 +48,20 @@ TEST_CASE("default webhooks exempt control-plane namespaces and fail closed", "[
                                  {"apiVersions", json::array{"v1alpha1"}},
                                  {"operations", json::array{"CREATE", "UPDATE"}},
                                  {"resources", json::array{"reservations"}}}});
+  // Koordinator's ElasticQuota webhooks, failing closed as its manifests register them.
+  CHECK(mutating[2].at("name") == "melasticquota.koordinator.sh");
+  CHECK(mutating[2].at("clientConfig").at("service").at("path") ==
+        "/mutate-scheduling-sigs-k8s-io-v1alpha1-elasticquota");
+  CHECK(mutating[2].at("failurePolicy") == "Fail");
+  CHECK(mutating[2].at("rules").as_array()[0].at("operations") == json::array{"CREATE"});
+  CHECK(validating[4].at("name") == "velasticquota.koordinator.sh");
+  CHECK(validating[4].at("clientConfig").at("service").at("path") ==
+        "/validate-scheduling-sigs-k8s-io-v1alpha1-elasticquota");
+  CHECK(validating[4].at("rules") ==
+        json::array{json::object{{"apiGroups", json::array{"scheduling.sigs.k8s.io"}},
+                                 {"apiVersions", json::array{"v1alpha1"}},
+                                 {"operations", json::array{"CREATE", "UPDATE", "DELETE"}},
+                                 {"resources", json::array{"elasticquotas"}}}});
 }
 
 TEST_CASE("default webhooks give the apiserver 10 s, past the server's own 8 s deadline",

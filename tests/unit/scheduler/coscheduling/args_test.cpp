@@ -23,6 +23,7 @@ TEST_CASE("CoschedulingArgs: Koordinator's defaults", "[scheduler][coscheduling]
   CHECK(none->default_timeout == 600s);
   CHECK(none->controller_workers == 1);
   CHECK_FALSE(none->skip_check_schedule_cycle);
+  CHECK_FALSE(none->enable_preemption);
   auto empty = decode("{}");
   REQUIRE(empty.has_value());
   CHECK(empty->default_timeout == 600s);
@@ -31,11 +32,13 @@ TEST_CASE("CoschedulingArgs: Koordinator's defaults", "[scheduler][coscheduling]
 TEST_CASE("CoschedulingArgs: every field", "[scheduler][coscheduling]") {
   auto a = decode(R"({"apiVersion": "kubescheduler.config.k8s.io/v1beta2",
                       "kind": "CoschedulingArgs", "defaultTimeout": "2m30s",
-                      "controllerWorkers": 4, "skipCheckScheduleCycle": true})");
+                      "controllerWorkers": 4, "skipCheckScheduleCycle": true,
+                      "enablePreemption": true})");
   REQUIRE(a.has_value());
   CHECK(a->default_timeout == 150s);
   CHECK(a->controller_workers == 4);
   CHECK(a->skip_check_schedule_cycle);
+  CHECK(a->enable_preemption);
 }
 
 TEST_CASE("CoschedulingArgs: bad values are refused, naming the field",

@@ -46,6 +46,14 @@ DefaultPreemption::DefaultPreemption(std::shared_ptr<const DefaultPreemptionArgs
       handle_(handle),
       rng_(seed) {}
 
+DefaultPreemption::DefaultPreemption(std::shared_ptr<const DefaultPreemptionArgs> args,
+                                     const FrameworkHandle& handle, std::uint64_t seed,
+                                     std::string name, VictimRules rules)
+    : DefaultPreemption(std::move(args), handle, seed) {
+  name_ = std::move(name);
+  rules_ = std::move(rules);
+}
+
 std::size_t DefaultPreemption::numCandidates(std::size_t num_nodes) const {
   std::size_t n = num_nodes * static_cast<std::size_t>(args_->min_candidate_nodes_percentage) / 100;
   n = std::max(n, static_cast<std::size_t>(args_->min_candidate_nodes_absolute));
@@ -66,14 +74,14 @@ DryRunResult DefaultPreemption::dryRunPreemption(const CycleState& state, const 
     ++out.visited;
     // Nothing to evict here: skip the copies (the simulation would find no victims either).
     const bool any_lower = std::any_of(original.pods.begin(), original.pods.end(),
-                                       [&](const auto& p) { return p->priority < pod.priority; });
+                                       [&](const auto& p) { return rules_.canPreempt(pod, *p); });
     if (!any_lower) {
       count(out.reasons, kNoVictimsReason);
       continue;
     }
     NodeInfo node = original;
     CycleState state_copy = state.clone();
-    VictimSelection sel = selectVictimsOnNode(handle_, state_copy, pod, node, budgets, now);
+    VictimSelection sel = selectVictimsOnNode(handle_, state_copy, pod, node, budgets, now, rules_);
     if (!sel.fits) {
       for (const auto& r : sel.status.reasons())
         count(out.reasons, r);
@@ -121,12 +129,20 @@ Status DefaultPreemption::postFilter(CycleState& state, const PodInfo& pod,
                                      const NodeStatusMap& filtered_node_status,
                                      PostFilterResult& result) {
   const Snapshot& snapshot = handle_.snapshot();
-  if (auto why = notEligibleToPreempt(pod, snapshot, filtered_node_status))
-    return Status::unschedulable(std::string(*why));
+  // After a PreFilter refusal the filters have no state to judge victims with: kube-scheduler's
+  // dry run fails on every node there, and here no node is tried.
+  const bool unresolvable = !state.pre_filter_rejected_by.empty() &&
+                            state.pre_filter_rejected_by != rules_.answers_pre_filter_of;
+  if (!unresolvable) {
+    if (auto why = notEligibleToPreempt(pod, snapshot, filtered_node_status))
+      return Status::unschedulable(std::string(*why));
+  }
   if (snapshot.size() == 0)
     return Status::error("no nodes available to schedule pods");
 
-  const auto potential = nodesWherePreemptionMightHelp(snapshot, filtered_node_status);
+  const auto potential = unresolvable
+                             ? std::vector<const NodeInfo*>{}
+                             : nodesWherePreemptionMightHelp(snapshot, filtered_node_status);
   std::map<std::string, std::size_t, std::less<>> reasons;
   if (potential.size() < snapshot.size())
     count(reasons, kPreemptionNotHelpful, snapshot.size() - potential.size());

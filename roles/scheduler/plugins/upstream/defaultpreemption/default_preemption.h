@@ -37,8 +37,12 @@ class DefaultPreemption final : public PostFilterPlugin {
   /// `seed` picks where each dry run starts among the nodes (random_device in production).
   DefaultPreemption(std::shared_ptr<const DefaultPreemptionArgs> args,
                     const FrameworkHandle& handle, std::uint64_t seed);
+  /// Preemption under other rules (ElasticQuota's, inside a quota), named as its plugin.
+  DefaultPreemption(std::shared_ptr<const DefaultPreemptionArgs> args,
+                    const FrameworkHandle& handle, std::uint64_t seed, std::string name,
+                    VictimRules rules);
 
-  std::string_view name() const override { return kDefaultPreemptionName; }
+  std::string_view name() const override { return name_; }
   /// Success with result.nominated_node_name set once the victims are deleted; Unschedulable
   /// when preemption cannot help; Error when a deletion failed.
   Status postFilter(CycleState& state, const PodInfo& pod,
@@ -62,6 +66,8 @@ class DefaultPreemption final : public PostFilterPlugin {
  private:
   std::shared_ptr<const DefaultPreemptionArgs> args_;
   const FrameworkHandle& handle_;
+  std::string name_ = std::string(kDefaultPreemptionName);
+  VictimRules rules_;
   std::mt19937_64 rng_;
 };
 

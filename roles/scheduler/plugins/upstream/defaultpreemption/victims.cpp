@@ -91,10 +91,11 @@ VictimSelection failed(const NodeInfo& node, std::string_view what, const Status
 
 VictimSelection selectVictimsOnNode(const FrameworkHandle& handle, CycleState& state,
                                     const PodInfo& pod, NodeInfo& node,
-                                    DisruptionBudgetCache& budgets, Clock::time_point now) {
+                                    DisruptionBudgetCache& budgets, Clock::time_point now,
+                                    const VictimRules& rules) {
   PodList potential;
   for (const auto& p : node.pods) {
-    if (p->priority < pod.priority)
+    if (rules.canPreempt(pod, *p))
       potential.push_back(p);
   }
   if (potential.empty())
@@ -110,6 +111,8 @@ VictimSelection selectVictimsOnNode(const FrameworkHandle& handle, CycleState& s
       KOORD_LOG_WARNING("preemption: selecting victims on node {}: {}", node.name(), s.message());
     return notCandidate(std::move(s));
   }
+  if (rules.stillBlocked(state, pod))
+    return notCandidate(Status::unschedulable(std::string(kNoVictimsReason)));
 
   std::stable_sort(potential.begin(), potential.end(),
                    [&](const auto& a, const auto& b) { return moreImportantPod(*a, *b, now); });
@@ -122,7 +125,8 @@ VictimSelection selectVictimsOnNode(const FrameworkHandle& handle, CycleState& s
   auto reprieve = [&](const std::shared_ptr<const PodInfo>& p, bool& kept) -> Status {
     if (auto s = addTo(handle, state, pod, node, p); !s.ok())
       return s;
-    kept = handle.runFilterPluginsWithNominatedPods(state, pod, node).ok();
+    kept = handle.runFilterPluginsWithNominatedPods(state, pod, node).ok() &&
+           !rules.stillBlocked(state, pod);
     if (kept)
       return Status::success();
     victims.push_back(p);

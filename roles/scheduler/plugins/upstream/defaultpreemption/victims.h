@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,12 +71,36 @@ struct VictimSelection {
 
 inline constexpr std::string_view kNoVictimsReason = "No preemption victims found for incoming pod";
 
+/// What makes a pod a possible victim and when a reprieved one must still go. Upstream's rules
+/// (all members empty) are "lower priority" and "the pod no longer fits the node"; ElasticQuota's
+/// preemption narrows the first to the preemptor's quota and adds its quota's limit to the
+/// second.
+struct VictimRules {
+  /// Null: a lower priority than the preemptor's.
+  std::function<bool(const PodInfo& preemptor, const PodInfo& candidate)> can_preempt;
+  /// With the pods taken out so far (as `state` counts them): true when the preemptor still does
+  /// not fit for a reason beyond the node (its quota). Null: never.
+  std::function<bool(const CycleState& state, const PodInfo& preemptor)> still_blocked;
+  /// The plugin whose own PreFilter refusal preemption answers (its quota check); a refusal by
+  /// any other plugin leaves preemption nothing to do. Empty: none.
+  std::string answers_pre_filter_of;
+
+  bool canPreempt(const PodInfo& preemptor, const PodInfo& candidate) const {
+    return can_preempt ? can_preempt(preemptor, candidate)
+                       : candidate.priority < preemptor.priority;
+  }
+  bool stillBlocked(const CycleState& state, const PodInfo& preemptor) const {
+    return still_blocked && still_blocked(state, preemptor);
+  }
+};
+
 /// Simulates on `node` (a private copy, changed in place) with `state` (a private clone): removes
 /// every lower-priority pod, checks the pod fits, then puts victims back, most important first
 /// (budget-violating ones before the others), keeping each that still leaves room.
 VictimSelection selectVictimsOnNode(const FrameworkHandle& handle, CycleState& state,
                                     const PodInfo& pod, NodeInfo& node,
                                     DisruptionBudgetCache& budgets,
-                                    std::chrono::system_clock::time_point now);
+                                    std::chrono::system_clock::time_point now,
+                                    const VictimRules& rules = {});
 
 }  // namespace koord::roles::scheduler::upstream

@@ -29,8 +29,8 @@ using koord::testing::eventually;
 using koord::testing::KubeApi;
 using koord::testing::loopbackGet;
 using koord::testing::named;
-using koord::testing::nodeOf;
 using koord::testing::ok;
+using koord::testing::schedulerLeaseHolder;
 using koord::testing::str;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
@@ -136,11 +136,6 @@ void writeSchedulerConfig(const std::filesystem::path& path, const std::string& 
        " monitorAllQuotas: true, delayEvictTime: 2s, revokePodInterval: 1s}\n";
 }
 
-std::string leaseHolder(koord::kube::RestClient& api, const std::string& ns) {
-  auto l = api.getSync(named(kLeases, "koord-scheduler", ns));
-  return l ? str(*l, {"spec", "holderIdentity"}) : "";
-}
-
 // Nodes and files the test made, and the pods of its namespaces (no kubelet confirms their
 // deletion): removed whichever way the test ends.
 struct Cleanup {
@@ -177,7 +172,7 @@ TEST_CASE("job scheduling: gangs bind all or none, quotas hold and give back", "
   cleanup.files.push_back(config_path);
   writeSchedulerConfig(config_path, sys.name());
   koord::testing::SchedulerProcess scheduler(config_path.string());
-  REQUIRE(eventually(60s, [&] { return !leaseHolder(*api, sys.name()).empty(); }));
+  REQUIRE(eventually(60s, [&] { return !schedulerLeaseHolder(*api, sys.name()).empty(); }));
   REQUIRE(eventually(30s, [&] { return loopbackGet(scheduler.port, "/healthz") == "ok"; }));
 
   SECTION("a gang of 3 with room for 2 binds none, then all 3 once room appears") {

@@ -39,6 +39,7 @@ using koord::testing::loopbackGet;
 using koord::testing::named;
 using koord::testing::nodeOf;
 using koord::testing::ok;
+using koord::testing::schedulerLeaseHolder;
 using koord::testing::str;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
@@ -231,12 +232,6 @@ void writeSchedulerConfig(const std::filesystem::path& path, const std::string& 
        "      resyncIntervalSeconds: 1\n";
 }
 
-// The holder of the scheduler's Lease in `ns`; "" while there is none.
-std::string leaseHolder(koord::kube::RestClient& api, const std::string& ns) {
-  auto l = api.getSync(named(kLeases, "koord-scheduler", ns));
-  return l ? str(*l, {"spec", "holderIdentity"}) : "";
-}
-
 // Objects the test made outside its namespaces, and its pods (no kubelet would confirm their
 // deletion, and a namespace with such pods never goes): removed whichever way the test ends.
 struct Cleanup {
@@ -281,7 +276,7 @@ TEST_CASE("reservation: room kept for owners, lifecycle, restart, node reservati
   writeSchedulerConfig(config_path, sys.name());
   auto scheduler = std::make_unique<Scheduler>(config_path.string());
   // Leading, caches synced, serving its probes.
-  REQUIRE(eventually(60s, [&] { return !leaseHolder(*api, sys.name()).empty(); }));
+  REQUIRE(eventually(60s, [&] { return !schedulerLeaseHolder(*api, sys.name()).empty(); }));
   REQUIRE(eventually(30s, [&] { return loopbackGet(scheduler->port, "/healthz") == "ok"; }));
 
   const std::string rname = id + "-main";
@@ -378,13 +373,13 @@ TEST_CASE("reservation: room kept for owners, lifecycle, restart, node reservati
 
   SECTION("a restarted scheduler keeps the reservation's room") {
     reserveAndFill();
-    const std::string first_holder = leaseHolder(*api, sys.name());
+    const std::string first_holder = schedulerLeaseHolder(*api, sys.name());
     scheduler->kill();
     // The successor rebuilds the room from the objects alone: the Available reservation and
     // the pods bound around it, whichever its informers list first.
     auto second = std::make_unique<Scheduler>(config_path.string());
     REQUIRE(eventually(60s, [&] {
-      const std::string h = leaseHolder(*api, sys.name());
+      const std::string h = schedulerLeaseHolder(*api, sys.name());
       return !h.empty() && h != first_holder;
     }));
     REQUIRE(eventually(30s, [&] { return loopbackGet(second->port, "/healthz") == "ok"; }));
@@ -508,7 +503,7 @@ TEST_CASE("reservation: an owner placed into a reservation runs on the kubelet n
   cleanup.files.push_back(config_path);
   writeSchedulerConfig(config_path, sys.name());
   Scheduler scheduler(config_path.string());
-  REQUIRE(eventually(60s, [&] { return !leaseHolder(*api, sys.name()).empty(); }));
+  REQUIRE(eventually(60s, [&] { return !schedulerLeaseHolder(*api, sys.name()).empty(); }));
   REQUIRE(eventually(30s, [&] { return loopbackGet(scheduler.port, "/healthz") == "ok"; }));
 
   // The template names the node: the scheduler reads that as required affinity to it. Requests

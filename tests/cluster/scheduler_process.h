@@ -41,6 +41,12 @@ inline std::string schedulerConfigHeader(const std::string& lease_ns) {
          lease_ns + "\n";
 }
 
+/// The holder of the koord-scheduler Lease in `ns`; "" while there is none.
+inline std::string schedulerLeaseHolder(kube::RestClient& api, const std::string& ns) {
+  auto l = api.getSync(named(resources::kLeases, "koord-scheduler", ns));
+  return l ? str(*l, {"spec", "holderIdentity"}) : "";
+}
+
 struct SchedulerProcess {
   int port = freeLoopbackPort();
   std::unique_ptr<Subprocess> process;

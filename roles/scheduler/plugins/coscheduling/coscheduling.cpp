@@ -1,6 +1,5 @@
 #include "plugins/coscheduling/coscheduling.h"
 
-#include <charconv>
 #include <utility>
 
 #include <fmt/format.h>
@@ -158,19 +157,22 @@ void Coscheduling::postBind(CycleState& /*state*/, const PodInfo& pod,
 
 void Coscheduling::onPodAdd(const PodInfo& pod) {
   activate(gangs_.onPodAdd(pod));
-  if (!pod.gang_id.empty() && pod.labels.contains(apis::kLabelPodGroup))
-    controller_->enqueue(pod.gang_id);
+  syncPodGroupOf(pod);
 }
 
 void Coscheduling::onPodUpdate(const PodInfo& /*old_pod*/, const PodInfo& pod) {
   activate(gangs_.onPodUpdate(pod));
-  if (!pod.gang_id.empty() && pod.labels.contains(apis::kLabelPodGroup))
-    controller_->enqueue(pod.gang_id);
+  syncPodGroupOf(pod);
 }
 
 void Coscheduling::onPodDelete(const PodInfo& pod) {
   gangs_.onPodDelete(pod);
   updateWaitingGauge();
+  syncPodGroupOf(pod);
+}
+
+void Coscheduling::syncPodGroupOf(const PodInfo& pod) {
+  // Only a PodGroup's gang has a status to keep; annotation gangs have no object.
   if (!pod.gang_id.empty() && pod.labels.contains(apis::kLabelPodGroup))
     controller_->enqueue(pod.gang_id);
 }

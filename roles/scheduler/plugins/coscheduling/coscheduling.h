@@ -67,6 +67,8 @@ class Coscheduling final : public QueueSortPlugin,
   /// Rejects the waiting members of these gangs (from `point`, for the metric).
   void rejectGroup(const GroupRejection& rejection, std::string_view point);
   void activate(const std::vector<std::string>& keys);
+  /// A member of a PodGroup's gang changed: the group's status may have.
+  void syncPodGroupOf(const PodInfo& pod);
   void updateWaitingGauge();
 
   std::shared_ptr<const CoschedulingArgs> args_;

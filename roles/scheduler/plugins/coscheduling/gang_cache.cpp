@@ -1,6 +1,5 @@
 #include "plugins/coscheduling/gang_cache.h"
 
-#include <charconv>
 #include <string_view>
 #include <utility>
 

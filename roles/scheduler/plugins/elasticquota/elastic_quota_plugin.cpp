@@ -61,11 +61,6 @@ bool annotationDiffers(const apis::ElasticQuota& q, std::string_view key,
   return !current || !equalIgnoringZeros(*current, figures);
 }
 
-void addTo(Resources& into, const Resources& r, int sign) {
-  for (const auto& [name, v] : r)
-    into[name] = sign > 0 ? saturatingAdd(into[name], v) : saturatingSub(into[name], v);
-}
-
 }  // namespace
 
 ElasticQuotaPlugin::ElasticQuotaPlugin(std::shared_ptr<const ElasticQuotaArgs> args,
@@ -86,6 +81,13 @@ ElasticQuotaPlugin::ElasticQuotaPlugin(std::shared_ptr<const ElasticQuotaArgs> a
   preemption_ = std::make_unique<upstream::DefaultPreemption>(
       nullptr, handle_, std::random_device{}(), std::string(kPluginName), std::move(rules));
 
+  // Koordinator creates the system and default quotas' objects in this namespace; koord keeps
+  // both in the scheduler only.
+  KOORD_LOG_WARNING(
+      "elasticquota: ElasticQuotaArgs quotaGroupNamespace ({}) has no effect: koord does not "
+      "create "
+      "the system and default quotas' ElasticQuota objects",
+      args_->quota_group_namespace);
   source_ = handle_.cluster().source<apis::ElasticQuota>(kElasticQuotaSource);
   if (source_ != nullptr) {
     source_->subscribe({
@@ -135,9 +137,7 @@ Status ElasticQuotaPlugin::preFilter(CycleState& state, const PodInfo& pod) {
   const QuotaPod qp = quotaPodFromPodInfo(pod);
   s->request = qp.request;
   s->non_preemptible = qp.non_preemptible;
-  if (auto check = manager_.checkState(s->quota))
-    s->check = std::move(*check);
-  Status status = manager_.preFilter(s->quota, qp);
+  Status status = manager_.preFilter(s->quota, qp, &s->check);
   state.write(kStateKey, std::move(s));
   return status;
 }
@@ -148,9 +148,9 @@ Status ElasticQuotaPlugin::addPod(CycleState& state, const PodInfo& /*pod_to_sch
   if (s == nullptr || pod_to_add.reserve_pod || quotaOf(pod_to_add) != s->quota)
     return Status::success();
   const QuotaPod qp = quotaPodFromPodInfo(pod_to_add);
-  addTo(s->check.used, qp.request, +1);
+  chargeResources(s->check.used, qp.request, +1);
   if (qp.non_preemptible)
-    addTo(s->check.non_preemptible_used, qp.request, +1);
+    chargeResources(s->check.non_preemptible_used, qp.request, +1);
   return Status::success();
 }
 
@@ -160,9 +160,9 @@ Status ElasticQuotaPlugin::removePod(CycleState& state, const PodInfo& /*pod_to_
   if (s == nullptr || pod_to_remove.reserve_pod || quotaOf(pod_to_remove) != s->quota)
     return Status::success();
   const QuotaPod qp = quotaPodFromPodInfo(pod_to_remove);
-  addTo(s->check.used, qp.request, -1);
+  chargeResources(s->check.used, qp.request, -1);
   if (qp.non_preemptible)
-    addTo(s->check.non_preemptible_used, qp.request, -1);
+    chargeResources(s->check.non_preemptible_used, qp.request, -1);
   return Status::success();
 }
 
@@ -213,11 +213,11 @@ void ElasticQuotaPlugin::setNodeAllocatable(const std::string& node, const Resou
     // Heartbeats change nothing here; only a change of allocatable moves the runtime quotas.
     if (allocatable != nullptr && it->second == next)
       return;
-    addTo(total_, it->second, -1);
+    chargeResources(total_, it->second, -1);
     node_allocatable_.erase(it);
   }
   if (allocatable != nullptr) {
-    addTo(total_, next, +1);
+    chargeResources(total_, next, +1);
     node_allocatable_.emplace(node, std::move(next));
   }
   manager_.setClusterTotalResource(total_);

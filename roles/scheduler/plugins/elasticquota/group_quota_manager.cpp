@@ -153,16 +153,6 @@ std::string GroupQuotaManager::podQuotaName(std::string_view pod_namespace,
 
 namespace {
 
-// Adds or takes away `r`; a name taken down to zero goes, as a full count would not have it.
-void addSigned(Resources& into, const Resources& r, int sign) {
-  for (const auto& [name, v] : r) {
-    auto it = into.try_emplace(name, 0).first;
-    it->second = sign > 0 ? saturatingAdd(it->second, v) : saturatingSub(it->second, v);
-    if (sign < 0 && it->second == 0)
-      into.erase(it);
-  }
-}
-
 void settleRequest(QuotaSummary& f) {
   f.request = f.allow_lent_resource ? f.child_request : maxResources(f.child_request, f.min);
 }
@@ -183,10 +173,10 @@ void GroupQuotaManager::chargeUsedNoLock(Quota& quota, const QuotaPod& pod, int 
   for (Quota* at = &quota; at != nullptr; at = parentInTreeNoLock(*at)) {
     QuotaSummary& f = at->figures;
     if (at == &quota)
-      addSigned(f.self_used, pod.request, sign);
-    addSigned(f.used, pod.request, sign);
+      chargeResources(f.self_used, pod.request, sign);
+    chargeResources(f.used, pod.request, sign);
     if (pod.non_preemptible)
-      addSigned(f.non_preemptible_used, pod.request, sign);
+      chargeResources(f.non_preemptible_used, pod.request, sign);
   }
   // The root's runtime is the total less what the system and default quotas use.
   if (isSideQuota(quota.spec.name))
@@ -198,10 +188,10 @@ void GroupQuotaManager::chargeNoLock(Quota& quota, const QuotaPod& pod, int sign
     return;
   if (pod.assigned)
     chargeUsedNoLock(quota, pod, sign);
-  addSigned(quota.figures.self_request, pod.request, sign);
+  chargeResources(quota.figures.self_request, pod.request, sign);
   for (Quota* at = &quota; at != nullptr; at = parentInTreeNoLock(*at)) {
     if (pod.non_preemptible)
-      addSigned(at->figures.non_preemptible_request, pod.request, sign);
+      chargeResources(at->figures.non_preemptible_request, pod.request, sign);
   }
   // Each quota's request from its own pods and its children's, up to the root: what the
   // runtime calculation reads.
@@ -210,13 +200,13 @@ void GroupQuotaManager::chargeNoLock(Quota& quota, const QuotaPod& pod, int sign
     f.child_request = f.self_request;
     for (const std::string& child : at->children) {
       const QuotaSummary& c = quotas_.find(child)->second.figures;
-      addSigned(f.child_request, capResources(c.request, c.max), +1);
+      chargeResources(f.child_request, capResources(c.request, c.max), +1);
     }
     if (at->spec.name == kRootQuotaName) {
       for (std::string_view side : {kSystemQuotaName, kDefaultQuotaName}) {
         QuotaSummary& s = quotas_.find(side)->second.figures;
         settleRequest(s);
-        addSigned(f.child_request, capResources(s.request, s.max), +1);
+        chargeResources(f.child_request, capResources(s.request, s.max), +1);
       }
       f.request = f.child_request;
     } else {
@@ -402,9 +392,6 @@ void GroupQuotaManager::computeFiguresNoLock() {
     f.child_request = f.self_request;
     f.used = f.self_used;
   }
-  auto settle = [](QuotaSummary& f) {
-    f.request = f.allow_lent_resource ? f.child_request : maxResources(f.child_request, f.min);
-  };
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     Quota& quota = quotas_.find(*it)->second;
     QuotaSummary& f = quota.figures;
@@ -412,7 +399,7 @@ void GroupQuotaManager::computeFiguresNoLock() {
       // The root also carries the system and default quotas' pods.
       for (std::string_view side : {kSystemQuotaName, kDefaultQuotaName}) {
         QuotaSummary& s = quotas_.find(side)->second.figures;
-        settle(s);
+        settleRequest(s);
         f.child_request = addResources(f.child_request, capResources(s.request, s.max));
         f.used = addResources(f.used, s.used);
         f.non_preemptible_request =
@@ -423,7 +410,7 @@ void GroupQuotaManager::computeFiguresNoLock() {
     if (*it == kRootQuotaName)
       f.request = f.child_request;
     else
-      settle(f);
+      settleRequest(f);
     if (*it == kRootQuotaName)
       continue;
     QuotaSummary& parent = quotas_.find(quota.spec.parent_name)->second.figures;
@@ -435,7 +422,7 @@ void GroupQuotaManager::computeFiguresNoLock() {
   }
   for (auto& [name, quota] : quotas_) {
     if (!quota.attached)
-      settle(quota.figures);
+      settleRequest(quota.figures);
   }
 }
 
@@ -513,11 +500,14 @@ std::optional<QuotaCheckState> GroupQuotaManager::checkState(std::string_view qu
   return checkStateNoLock(quota);
 }
 
-Status GroupQuotaManager::preFilter(std::string_view quota, const QuotaPod& pod) {
+Status GroupQuotaManager::preFilter(std::string_view quota, const QuotaPod& pod,
+                                    QuotaCheckState* checked) {
   std::lock_guard lock(mu_);
   auto state = checkStateNoLock(quota);
   if (!state)
     return Status::error(fmt::format("Could not find the specified ElasticQuota {}", quota));
+  if (checked != nullptr)
+    *checked = *state;
   if (auto refused = checkQuotaFit(*state, pod.request, pod.non_preemptible))
     return Status::unschedulable(std::move(*refused));
   if (!enable_check_parent_quota_)

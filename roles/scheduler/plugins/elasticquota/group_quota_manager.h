@@ -84,8 +84,9 @@ class GroupQuotaManager {
   std::optional<QuotaCheckState> checkState(std::string_view quota);
   /// PreFilter for a pod of `quota`: Unschedulable with Koordinator's message when it does not
   /// fit (its quota, then with enableCheckParentQuota each ancestor below the root), Error for
-  /// an unknown quota, else Success.
-  Status preFilter(std::string_view quota, const QuotaPod& pod);
+  /// an unknown quota, else Success. `checked`, when given, receives the state the check read
+  /// (what checkState would answer), for the cycle's preemption to start from.
+  Status preFilter(std::string_view quota, const QuotaPod& pod, QuotaCheckState* checked = nullptr);
 
   /// The pods of `quota` to evict now for it to fit its runtime (no grace period).
   std::vector<QuotaPod> podsToRevoke(std::string_view quota,

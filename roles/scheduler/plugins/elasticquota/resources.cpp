@@ -7,6 +7,15 @@
 
 namespace koord::roles::scheduler::elasticquota {
 
+void chargeResources(Resources& into, const Resources& r, int sign) {
+  for (const auto& [name, v] : r) {
+    auto it = into.try_emplace(name, 0).first;
+    it->second = sign > 0 ? saturatingAdd(it->second, v) : saturatingSub(it->second, v);
+    if (sign < 0 && it->second == 0)
+      into.erase(it);
+  }
+}
+
 std::int64_t saturatingAdd(std::int64_t a, std::int64_t b) {
   std::int64_t out = 0;
   if (__builtin_add_overflow(a, b, &out))

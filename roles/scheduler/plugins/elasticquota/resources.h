@@ -32,6 +32,9 @@ std::string printResources(const Resources& r);
 Resources addResources(const Resources& a, const Resources& b);
 /// a - b over the union of names; saturating.
 Resources subtractResources(const Resources& a, const Resources& b);
+/// Adds (sign > 0) or takes away `r` in place, saturating: a pod counted in or out of a quota's
+/// figures. A name taken down to zero goes, as a full count would not have it.
+void chargeResources(Resources& into, const Resources& r, int sign);
 /// Only the entries of `r` whose names are in `names`.
 Resources maskResources(const Resources& r, const Resources& names);
 /// max() per name over the union of names.

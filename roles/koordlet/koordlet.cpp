@@ -1,7 +1,9 @@
 #include "koordlet.h"
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <utility>
 
 #include "koord/app/role_app.h"
@@ -16,9 +18,11 @@
 #include "periodic_task.h"
 #include "qosmanager/evict/pod_evictor.h"
 #include "qosmanager/qos_manager.h"
+#include "runtimehooks/cpuset/cpuset_rule_store.h"
 #include "runtimehooks/runtime_hooks.h"
 #include "statesinformer/node_device_reporter.h"
 #include "statesinformer/node_metric_reporter.h"
+#include "statesinformer/node_topology_reporter.h"
 #include "statesinformer/states_informer.h"
 
 namespace koord::roles::koordlet {
@@ -62,6 +66,40 @@ std::unique_ptr<NodeDeviceReporter> deviceReporter(kube::RestClient& client,
       registry);
 }
 
+// NodeTopologyReport (on by default): the node's NodeResourceTopology for NUMA-aware scheduling.
+// The kubelet's CPU manager is not queried (no /configz client): reported as Koordinator does
+// with -disable-query-kubelet-config.
+std::unique_ptr<NodeTopologyReporter> topologyReporter(
+    kube::RestClient& client, boost::asio::io_context& io, StatesInformer& states,
+    const cgroup::CpuTopology& topology, const KoordletOptions& o, const FeatureGate& gates,
+    metrics::Registry& registry) {
+  if (!gates.enabled("NodeTopologyReport"))
+    return nullptr;
+  NodeTopologyReporterOptions options;
+  options.node_name = o.node_name;
+  options.sys_root = o.sys_root_dir;
+  options.proc_root = o.proc_root_dir;
+  options.sys_fs_root = o.sys_fs_root_dir;
+  options.var_lib_kubelet_dir = o.var_lib_kubelet_dir;
+  options.sync_interval = o.node_topology_sync_interval;
+  options.hugepages = gates.enabled("HugePageReport");
+  return std::make_unique<NodeTopologyReporter>(
+      client, io, [&states] { return states.snapshot(); }, topology, std::move(options), registry);
+}
+
+// CPUSetAllocator: every pod reconciled as soon as the store holds a new rule. By generation,
+// since the hook server may have read the new NodeResourceTopology first.
+std::function<void()> cpusetRuleWatch(RuntimeHooks& hooks) {
+  return [&hooks, applied = std::uint64_t{0}]() mutable {
+    CPUSetRuleStore& store = cpusetRuleStore();
+    store.refresh();
+    if (store.generation() != applied) {
+      applied = store.generation();
+      hooks.reconcileNow("CPUSetAllocator");
+    }
+  };
+}
+
 }  // namespace
 
 struct Koordlet::Impl {
@@ -83,10 +121,15 @@ struct Koordlet::Impl {
   PeriodicTask gc;
   std::unique_ptr<NodeMetricReporter> reporter;
   std::unique_ptr<NodeDeviceReporter> device_reporter;
+  std::unique_ptr<NodeTopologyReporter> topology_reporter;
   qosmanager::PodEvictor evictor;
   qosmanager::QoSManager qos;
   RuntimeHooks hooks;
   PeriodicTask readiness;
+  // CPUSetAllocator's pools from the NodeResourceTopology reported (NodeTopologyReport on), and
+  // the poll that reconciles every pod when they change.
+  std::unique_ptr<CPUSetRuleSourceScope> cpuset_rule_source;
+  std::unique_ptr<PeriodicTask> cpuset_rule_watch;
 };
 
 Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
@@ -120,6 +163,7 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
                    ? std::make_unique<NodeMetricReporter>(client, io, states, cache, role.metrics())
                    : nullptr),
       device_reporter(deviceReporter(client, io, states, o, gates, role.metrics())),
+      topology_reporter(topologyReporter(client, io, states, topology, o, gates, role.metrics())),
       evictor(client, recorder, role.metrics(), o.node_name),
       // QoS strategies act only on synced state: a koordlet that cannot reach the API server
       // keeps its last decisions instead of acting on a guess.
@@ -142,6 +186,21 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
   // BE container starts with its batch cgroup values. Without the server (its socket's
   // directory missing, say) the reconcilers still apply them, a little later.
   hooks.serve();
+  if (topology_reporter)
+    states.onPodsChanged(topology_reporter->podsChangedHandler());
+  if (topology_reporter && gates.enabled("CPUSetAllocator")) {
+    cpuset_rule_source = std::make_unique<CPUSetRuleSourceScope>(
+        cpusetRuleStore(),
+        [reporter = topology_reporter.get()]() -> std::shared_ptr<const kube::Labels> {
+          auto status = reporter->reported();
+          if (status == nullptr)
+            return nullptr;
+          return std::shared_ptr<const kube::Labels>(status, &status->annotations);
+        },
+        gates.enabled("BECPUManager"));
+    cpuset_rule_watch = std::make_unique<PeriodicTask>(
+        io, "cpuset rule", o.node_topology_sync_interval, cpusetRuleWatch(hooks));
+  }
   role.health().setReady(false, "node and pods not synced yet");
 }
 
@@ -160,8 +219,12 @@ void Koordlet::start() {
     m.reporter->start();
   if (m.device_reporter)
     m.device_reporter->start();
+  if (m.topology_reporter)
+    m.topology_reporter->start();
   m.qos.start();
   m.hooks.start();
+  if (m.cpuset_rule_watch)
+    m.cpuset_rule_watch->start();
   m.readiness.start();
 }
 
@@ -174,7 +237,11 @@ void Koordlet::stop() {
     m.reporter->stop();
   if (m.device_reporter)
     m.device_reporter->stop();
+  if (m.topology_reporter)
+    m.topology_reporter->stop();
   m.qos.stop();
+  if (m.cpuset_rule_watch)
+    m.cpuset_rule_watch->stop();
   m.hooks.stop();
   m.states.stop();
   m.evictor.stop();

@@ -65,7 +65,8 @@ bool labelsOrAnnotationsChanged(const NodeInfo& a, const NodeInfo& b) {
 ManagerControllers::ManagerControllers(kube::RestClient& client, ManagerInformers& informers,
                                        SloConfigSource& config,
                                        const std::vector<std::string>& enabled,
-                                       metrics::Registry& registry)
+                                       metrics::Registry& registry,
+                                       noderesource::DevicePlugins device_plugins)
     : client_(client), informers_(informers), config_(config) {
   auto on = [&](const char* name) {
     return std::find(enabled.begin(), enabled.end(), name) != enabled.end();
@@ -117,8 +118,8 @@ ManagerControllers::ManagerControllers(kube::RestClient& client, ManagerInformer
     nodeslo_ = controllers_.back().get();
   }
   if (on("noderesource")) {
-    auto reconciler =
-        std::make_shared<NodeResourceReconciler>(client_, informers_, config_, registry);
+    auto reconciler = std::make_shared<NodeResourceReconciler>(client_, informers_, config_,
+                                                               registry, device_plugins);
     controllers_.push_back(std::make_unique<Controller>(
         "noderesource", [reconciler](const std::string& key) { return reconciler->reconcile(key); },
         kWorkers, registry));
@@ -200,6 +201,23 @@ void ManagerControllers::watch() {
              pod_changed(b);
          },
          [pod_changed](const std::string&, const noderesource::PodView& p) { pod_changed(p); }});
+  }
+  if (noderesource_) {
+    // A Device is named after its node: any change to what the device plugins read, and its
+    // removal, recomputes that node.
+    auto device_changed = [this](const std::string& key) { noderesource_->enqueue(key); };
+    informers_.devices.addHandlers(
+        {[device_changed](const std::string& key, const noderesource::DeviceView&) {
+           device_changed(key);
+         },
+         [device_changed](const std::string& key, const noderesource::DeviceView& a,
+                          const noderesource::DeviceView& b) {
+           if (!(a == b))
+             device_changed(key);
+         },
+         [device_changed](const std::string& key, const noderesource::DeviceView&) {
+           device_changed(key);
+         }});
   }
   config_.onChange([this] { enqueueAllNodes(); });
   if (quotaprofile_) {

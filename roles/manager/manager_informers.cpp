@@ -131,7 +131,9 @@ ManagerInformers::ManagerInformers(kube::RestClient& client, boost::asio::io_con
                      {std::string(apis::kSchedulingSigsVersion)}, apis::decodeElasticQuota),
       quota_profiles(client, io, std::string(apis::kQuotaGroup),
                      std::string(apis::kElasticQuotaProfileResource),
-                     {std::string(apis::kQuotaVersion)}, apis::decodeElasticQuotaProfile) {
+                     {std::string(apis::kQuotaVersion)}, apis::decodeElasticQuotaProfile),
+      devices(client, io, "scheduling.koordinator.sh", "devices", {"v1alpha1"},
+              noderesource::projectDeviceView) {
   pods.addIndex(kPodQuotaIndex, [](const noderesource::PodView& p) {
     return p.quota_name.empty() ? std::vector<std::string>{}
                                 : std::vector<std::string>{p.quota_name};
@@ -155,6 +157,7 @@ void ManagerInformers::start() {
   priority_classes.start();
   elastic_quotas.start();
   quota_profiles.start();
+  devices.start();
 }
 
 void ManagerInformers::stop() {
@@ -168,6 +171,7 @@ void ManagerInformers::stop() {
   priority_classes.stop();
   elastic_quotas.stop();
   quota_profiles.stop();
+  devices.stop();
 }
 
 bool ManagerInformers::waitForSync(std::chrono::milliseconds timeout) const {
@@ -180,7 +184,8 @@ bool ManagerInformers::waitForSync(std::chrono::milliseconds timeout) const {
          node_metrics.waitForSync(left()) && node_slos.waitForSync(left()) &&
          slo_config.waitForSync(left()) && profiles.waitForSync(left()) &&
          namespaces.waitForSync(left()) && priority_classes.waitForSync(left()) &&
-         elastic_quotas.waitForSync(left()) && quota_profiles.waitForSync(left());
+         elastic_quotas.waitForSync(left()) && quota_profiles.waitForSync(left()) &&
+         devices.waitForSync(left());
 }
 
 }  // namespace koord::roles::manager

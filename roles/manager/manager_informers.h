@@ -16,6 +16,7 @@
 #include "koord/apis/elastic_quota_profile.h"
 #include "koord/apis/node_metric.h"
 #include "koord/kube/informer.h"
+#include "noderesource/device_resource_view.h"
 #include "noderesource/node_view.h"
 #include "sloconfig/slo_config_source.h"
 
@@ -65,6 +66,8 @@ struct ManagerInformers {
   /// Started once discovery finds their CRDs served (their store() is null until then).
   DiscoveredInformer<apis::ElasticQuota> elastic_quotas;
   DiscoveredInformer<apis::ElasticQuotaProfile> quota_profiles;
+  /// The nodes' Device objects, for the noderesource device plugins (none without the CRD).
+  DiscoveredInformer<noderesource::DeviceView> devices;
 
   void start();
   void stop();

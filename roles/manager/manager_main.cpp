@@ -49,7 +49,8 @@ int roleMain(int argc, char** argv) {
 
     app::LeaderGate gate(role.reactor(), client, leaderGateOptions(o));
     ManagerControllers controllers(gate.writer(), informers, slo_config,
-                                   enabledControllers(o.controllers), role.metrics());
+                                   enabledControllers(o.controllers), role.metrics(),
+                                   noderesource::enabledDevicePlugins(o.noderesource_plugins));
     controllers.watch();
 
     // Admission: every replica serves it, leader or not.

@@ -175,8 +175,12 @@ std::vector<std::string> enabledControllers(const std::vector<std::string>& spec
 void validate(const ManagerOptions& o) {
   (void)enabledControllers(o.controllers);
   const auto& plugins = knownNodeResourcePlugins();
+  // Koordinator's forms: a name, "*" for every plugin, "-Name" to leave one out.
   for (const auto& p : o.noderesource_plugins) {
-    if (std::find(plugins.begin(), plugins.end(), p) == plugins.end()) {
+    const std::string_view name = std::string_view(p).starts_with('-') && p.size() > 1
+                                      ? std::string_view(p).substr(1)
+                                      : std::string_view(p);
+    if (p != "*" && std::find(plugins.begin(), plugins.end(), name) == plugins.end()) {
       throw FlagError(fmt::format("--noderesource-plugins: unknown plugin {:?}", p));
     }
   }

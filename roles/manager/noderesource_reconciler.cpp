@@ -20,10 +20,12 @@ namespace koord::roles::manager {
 
 NodeResourceReconciler::NodeResourceReconciler(kube::RestClient& client,
                                                ManagerInformers& informers, SloConfigSource& config,
-                                               metrics::Registry& registry)
+                                               metrics::Registry& registry,
+                                               noderesource::DevicePlugins device_plugins)
     : client_(client),
       informers_(informers),
       config_(config),
+      device_plugins_(device_plugins),
       writes_(registry.counter("koord_manager_noderesource_node_updates_total",
                                "node.status writes of batch resources by the reason",
                                {"state", "result"})) {}
@@ -58,8 +60,19 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
   }
   auto decision =
       noderesource::needSync(node->view.current_batch, result.desired, strategy, last, now);
-  const std::string state(noderesource::batchStateName(result.state));
-
+  // The device plugins change nothing while colocation is off for the node (Koordinator's reset
+  // runs only the plugins' Reset, and theirs return nothing), nor where the API server serves
+  // no Device.
+  noderesource::DeviceResourceSync devices;
+  if (result.state != noderesource::BatchState::kReset) {
+    if (const auto* store = informers_.devices.store()) {
+      auto device = store->get(name);
+      devices =
+          noderesource::syncDeviceResources(node->view, device.get(), device_plugins_, strategy);
+      if (device && !device->error.empty())
+        KOORD_LOG_WARNING("node {}: device resources left as they are: {}", name, devices.message);
+    }
+  }
   // Come back when the metric turns stale (degrade) or the age threshold forces a write, since
   // neither sends an event.
   std::chrono::nanoseconds requeue = std::chrono::seconds(strategy.update_time_threshold_seconds);
@@ -73,11 +86,42 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
   }
   requeue = std::max<std::chrono::nanoseconds>(requeue, std::chrono::seconds(1));
 
-  if (!decision.need)
+  const bool need_meta = !devices.changed_labels.empty();
+  if (!decision.need && !devices.need_status && !need_meta)
     return ReconcileResult::after(requeue);
+  if (decision.need || devices.need_status) {
+    if (auto failed = writeStatus(name, result, devices,
+                                  decision.need ? decision.reason : devices.status_reason, now))
+      return *failed;
+  }
+  if (need_meta) {
+    kube::ResourceRef ref{"", "v1", "nodes", "", name, ""};
+    auto r = client_.patchSync(ref, kube::PatchType::kMergePatch,
+                               noderesource::buildNodeLabelsPatch(devices.changed_labels));
+    if (!r) {
+      if (kube::isNotFound(r.error()))
+        return ReconcileResult::done();
+      return ReconcileResult::fail(fmt::format("patching node {} GPU labels: {} {}: {}", name,
+                                               r.error().code, r.error().reason,
+                                               r.error().message));
+    }
+    std::string labels;
+    for (const auto& [key, value] : devices.changed_labels)
+      labels += fmt::format("{}{}={}", labels.empty() ? "" : ", ", key, value);
+    KOORD_LOG_INFO("node {}: GPU labels copied from its Device: {}", name, labels);
+  }
+  return ReconcileResult::after(requeue);
+}
+
+std::optional<ReconcileResult> NodeResourceReconciler::writeStatus(
+    const std::string& name, const noderesource::BatchResult& result,
+    const noderesource::DeviceResourceSync& devices, const std::string& reason,
+    std::chrono::system_clock::time_point now) {
+  const std::string state(noderesource::batchStateName(result.state));
   kube::ResourceRef ref{"", "v1", "nodes", "", name, "status"};
-  auto r = client_.patchSync(ref, kube::PatchType::kMergePatch,
-                             noderesource::buildNodeStatusPatch(result.desired));
+  auto patch = noderesource::buildNodeStatusPatch(result.desired);
+  noderesource::addDeviceResourcesToPatch(patch, devices);
+  auto r = client_.patchSync(ref, kube::PatchType::kMergePatch, patch);
   if (!r) {
     writes_.with({state, "error"}).inc();
     if (kube::isNotFound(r.error()))
@@ -91,11 +135,18 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
     last_write_[name] = now;
   }
   if (result.state == noderesource::BatchState::kCalculated)
-    KOORD_LOG_INFO("node {}: batch resources written ({}): {}; {}", name, decision.reason,
+    KOORD_LOG_INFO("node {}: batch resources written ({}): {}; {}", name, reason,
                    result.cpu_message, result.memory_message);
   else
     KOORD_LOG_INFO("node {}: batch resources removed: {}", name, result.reason);
-  return ReconcileResult::after(requeue);
+  if (!devices.resources.empty()) {
+    std::string written;
+    for (const auto& [resource, value] : devices.resources)
+      written += fmt::format("{}{}={}", written.empty() ? "" : ", ", resource,
+                             value ? value->toString() : "removed");
+    KOORD_LOG_INFO("node {}: device resources written ({}): {}", name, devices.message, written);
+  }
+  return std::nullopt;
 }
 
 }  // namespace koord::roles::manager

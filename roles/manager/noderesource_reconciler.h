@@ -1,5 +1,6 @@
 // The noderesource controller's reconcile: the BatchResource calculation over the informers'
-// node, pods and NodeMetric, written to node.status when Koordinator's sync rules say so.
+// node, pods and NodeMetric, and the device plugins' resources and GPU labels from the node's
+// Device, written to the node when Koordinator's sync rules say so.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,8 @@
 
 #include "controller/controller.h"
 #include "koord/core/metrics.h"
+#include "noderesource/batch_resource.h"
+#include "noderesource/device_resource.h"
 
 namespace koord::kube {
 class RestClient;
@@ -23,14 +26,24 @@ class SloConfigSource;
 class NodeResourceReconciler {
  public:
   NodeResourceReconciler(kube::RestClient& client, ManagerInformers& informers,
-                         SloConfigSource& config, metrics::Registry& registry);
+                         SloConfigSource& config, metrics::Registry& registry,
+                         noderesource::DevicePlugins device_plugins = {});
 
   ReconcileResult reconcile(const std::string& node_name);
 
  private:
+  /// Patches the node's status with the batch and device resources; the failure to return, or
+  /// nullopt once written.
+  std::optional<ReconcileResult> writeStatus(const std::string& name,
+                                             const noderesource::BatchResult& result,
+                                             const noderesource::DeviceResourceSync& devices,
+                                             const std::string& reason,
+                                             std::chrono::system_clock::time_point now);
+
   kube::RestClient& client_;
   ManagerInformers& informers_;
   SloConfigSource& config_;
+  noderesource::DevicePlugins device_plugins_;
   metrics::CounterFamily& writes_;
   std::mutex mu_;
   // When this process last wrote each node: updateTimeThresholdSeconds counts from there, and

@@ -2,7 +2,8 @@
 // apiserver accepts the manifests, establishes the CRDs, and objects shaped as koord writes them
 // (NodeMetric status through the subresource, a NodeSLO spec from apis::nodeSLOSpec, a
 // ClusterColocationProfile, a Reservation, a PodGroup, an ElasticQuota and its profile with the
-// status patches koord builds) come back without losing a field to pruning.
+// status patches koord builds, a NodeResourceTopology) come back without losing a field to
+// pruning.
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
@@ -17,6 +18,7 @@
 #include "cluster_env.h"
 #include "koord/apis/elastic_quota.h"
 #include "koord/apis/elastic_quota_profile.h"
+#include "koord/apis/node_resource_topology.h"
 #include "koord/apis/pod_group.h"
 #include "koord/apis/slo_config.h"
 #include "koord/kube/rest_client.h"
@@ -86,7 +88,8 @@ void applyAllCRDs(Api& api) {
         "scheduling.koordinator.sh_devices.yaml", "scheduling.koordinator.sh_reservations.yaml",
         "scheduling.koordinator.sh_podmigrationjobs.yaml", "scheduling.sigs.k8s.io_podgroups.yaml",
         "scheduling.sigs.k8s.io_elasticquotas.yaml",
-        "quota.koordinator.sh_elasticquotaprofiles.yaml"}) {
+        "quota.koordinator.sh_elasticquotaprofiles.yaml",
+        "topology.node.k8s.io_noderesourcetopologies.yaml"}) {
     koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
   }
 }
@@ -660,6 +663,53 @@ TEST_CASE("an ElasticQuotaProfile keeps its spec; quotaName and nodeSelector are
     CHECK(refused.error().code == 422);
     CHECK_THAT(refused.error().message, Catch::Contains(std::string("spec.") + required));
   }
+}
+
+TEST_CASE("a NodeResourceTopology keeps its zones and Koordinator's annotations", "[cluster]") {
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+
+  const ResourceRef topologies{std::string(koord::apis::kTopologyGroup),
+                               std::string(koord::apis::kTopologyVersion),
+                               std::string(koord::apis::kNodeResourceTopologyResource),
+                               "",
+                               "",
+                               ""};
+  koord::apis::NodeResourceTopology nrt;
+  nrt.name = uniqueName("koord-crds-nrt");
+  nrt.labels = {{"app.kubernetes.io/managed-by", "Koordinator"}};
+  nrt.annotations = {{std::string(koord::apis::kAnnotationNodeCPUSharedPools),
+                      R"([{"socket":0,"node":0,"cpuset":"0-3"}])"},
+                     {std::string(koord::apis::kAnnotationNodeCPUTopology),
+                      R"({"detail":[{"id":0,"core":0,"socket":0,"node":0}]})"}};
+  nrt.topology_policies = {"None"};
+  auto quantity = [](std::string_view text) { return koord::kube::Quantity::parse(text).value(); };
+  koord::apis::Zone zone;
+  zone.name = "node-0";
+  zone.type = "Node";
+  zone.parent = "socket-0";
+  zone.costs = {{"node-1", 21}};
+  zone.attributes = {{"k", "v"}};
+  zone.resources = {{"cpu", quantity("4"), quantity("4"), quantity("2")},
+                    {"memory", quantity("16Gi"), quantity("16Gi"), quantity("8Gi")}};
+  nrt.zones = {zone};
+  const json::value body = koord::apis::encodeNodeResourceTopology(nrt);
+  auto created = ok(createRetrying(api, topologies, body), "create NodeResourceTopology");
+  cleanup.add(named(topologies, nrt.name));
+  auto back = koord::apis::decodeNodeResourceTopology(created);
+  REQUIRE(back.has_value());
+  CHECK(back->annotations == nrt.annotations);
+  CHECK(back->topology_policies == nrt.topology_policies);
+  CHECK(back->zones == nrt.zones);
+
+  // Both lists are required, as in Koordinator's CRD.
+  json::value no_zones = body;
+  no_zones.as_object().erase("zones");
+  no_zones.as_object()["metadata"].as_object()["name"] = uniqueName("koord-crds-nrt");
+  auto refused = api->createSync(topologies, no_zones);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == 422);
 }
 
 TEST_CASE("deploy/priority-classes.yaml gives Koordinator's four classes", "[cluster]") {

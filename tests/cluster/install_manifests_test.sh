@@ -214,7 +214,7 @@ if render_and_apply default; then
   }
   expect "default: the koordlet on the host's network (not its PIDs), NODE_NAME from the pod" \
     default_koordlet
-  expect "default: the nine CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 9
+  expect "default: the ten CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 10
   no_monitor() { ! grep -q '^kind: ServiceMonitor$' "$work/default.yaml"; }
   expect "default: no koordlet ServiceMonitor" no_monitor
   no_network_policy() { ! grep -q '^kind: NetworkPolicy$' "$work/default.yaml"; }
@@ -265,8 +265,8 @@ least_privilege() { # SUMMARY LABEL
   # The koordlet writes what its own node reports and nothing more.
   koordlet_writes=$(grep '^ClusterRole/koordlet-role ' <<<"$rows" |
     grep -v -E ' (get|list|watch) (-|named)$' | cut -d' ' -f2-4 | sort | tr '\n' ';')
-  expect "$what: the koordlet writes only Node labels, evictions, Events, NodeMetric status, Devices" \
-    test "$koordlet_writes" = "core events create;core events patch;core nodes patch;core pods/eviction create;scheduling.koordinator.sh devices create;scheduling.koordinator.sh devices patch;slo.koordinator.sh nodemetrics/status patch;"
+  expect "$what: the koordlet writes only Node labels, evictions, Events, NodeMetric status, Devices, NodeResourceTopologies" \
+    test "$koordlet_writes" = "core events create;core events patch;core nodes patch;core pods/eviction create;scheduling.koordinator.sh devices create;scheduling.koordinator.sh devices patch;slo.koordinator.sh nodemetrics/status patch;topology.node.k8s.io noderesourcetopologies create;topology.node.k8s.io noderesourcetopologies patch;"
   [[ $koordlet_writes == *"nodemetrics/status patch;" ]] || log "    koordlet writes: $koordlet_writes"
   no_koordlet_role() { ! grep -E '^Role/.* ' <<<"$rows" | grep -q koordlet; }
   expect "$what: the koordlet has no namespaced Role (no ConfigMap or Secret writes)" no_koordlet_role
@@ -358,9 +358,9 @@ fi
 crds_of() { grep '^CustomResourceDefinition|' "$1" | cut -d'|' -f3 | tr '\n' ' ' || true; }
 if render_and_apply crds-some \
   --set crds.managed=true,crds.nodemetrics=false,crds.devices=false; then
-  expect "crds.nodemetrics=false,crds.devices=false: clustercolocationprofiles, elasticquotaprofiles, elasticquotas, nodeslos, podgroups, podmigrationjobs, reservations" \
+  expect "crds.nodemetrics=false,crds.devices=false: clustercolocationprofiles, elasticquotaprofiles, elasticquotas, noderesourcetopologies, nodeslos, podgroups, podmigrationjobs, reservations" \
     test "$(crds_of "$work/crds-some.sum")" = \
-    "clustercolocationprofiles.config.koordinator.sh elasticquotaprofiles.quota.koordinator.sh elasticquotas.scheduling.sigs.k8s.io nodeslos.slo.koordinator.sh podgroups.scheduling.sigs.k8s.io podmigrationjobs.scheduling.koordinator.sh reservations.scheduling.koordinator.sh "
+    "clustercolocationprofiles.config.koordinator.sh elasticquotaprofiles.quota.koordinator.sh elasticquotas.scheduling.sigs.k8s.io noderesourcetopologies.topology.node.k8s.io nodeslos.slo.koordinator.sh podgroups.scheduling.sigs.k8s.io podmigrationjobs.scheduling.koordinator.sh reservations.scheduling.koordinator.sh "
 fi
 if render_and_apply crds-none --set crds.managed=false; then
   expect "crds.managed=false: no CRDs" test -z "$(crds_of "$work/crds-none.sum")"

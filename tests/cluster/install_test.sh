@@ -269,6 +269,9 @@ refused koordlet create configmaps "$NS"
 refused koordlet update configmaps/slo-controller-config "$NS"
 refused koordlet patch nodeslos.slo.koordinator.sh
 refused koordlet delete devices.scheduling.koordinator.sh
+allowed koordlet patch noderesourcetopologies.topology.node.k8s.io
+refused koordlet update noderesourcetopologies.topology.node.k8s.io
+refused koordlet delete noderesourcetopologies.topology.node.k8s.io
 log "ok: RBAC allows what the roles call and refuses the rest checked"
 # The processes on the node: manager and scheduler as nobody, not root.
 for comm in koord-manager koord-scheduler koord-descheduler; do

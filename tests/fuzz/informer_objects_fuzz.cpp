@@ -21,6 +21,7 @@
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
 #include "koord/apis/node_metric.h"
+#include "koord/apis/node_resource_topology.h"
 #include "koord/apis/slo_config.h"
 #include "noderesource/batch_resource.h"
 #include "noderesource/node_view.h"
@@ -186,10 +187,55 @@ void managerPod(const json::value& v) {
   (void)noderesource::decodePodView(v);
 }
 
+// The NodeResourceTopology the scheduler's informer decodes, and Koordinator's CPU annotations
+// on it: what decodes encodes to an object that decodes the same, and each annotation that
+// parses is written back to text that parses the same.
+void nodeResourceTopology(const json::value& v) {
+  namespace apis = koord::apis;
+  auto nrt = apis::decodeNodeResourceTopology(v);
+  if (!nrt)
+    return;
+  check(nrt->zones.size() <= apis::kMaxNRTZones);
+  auto again = apis::decodeNodeResourceTopology(apis::encodeNodeResourceTopology(*nrt));
+  check(again.has_value() && again->zones == nrt->zones && again->annotations == nrt->annotations &&
+        again->topology_policies == nrt->topology_policies);
+  const auto& a = nrt->annotations;
+  auto written = [](std::string_view key, std::string value) {
+    return koord::kube::Labels{{std::string(key), std::move(value)}};
+  };
+  if (auto t = apis::parseCPUTopologyAnnotation(a)) {
+    auto back = apis::parseCPUTopologyAnnotation(
+        written(apis::kAnnotationNodeCPUTopology, apis::formatCPUTopology(*t)));
+    check(back.has_value() && *back == *t);
+  }
+  for (std::string_view key :
+       {apis::kAnnotationNodeCPUSharedPools, apis::kAnnotationNodeBECPUSharedPools}) {
+    if (auto pools = apis::parseCPUSharedPools(a, key)) {
+      auto back = apis::parseCPUSharedPools(written(key, apis::formatCPUSharedPools(*pools)), key);
+      check(back.has_value() && *back == *pools);
+    }
+  }
+  if (auto allocs = apis::parsePodCPUAllocs(a)) {
+    auto back = apis::parsePodCPUAllocs(
+        written(apis::kAnnotationNodeCPUAllocs, apis::formatPodCPUAllocs(*allocs)));
+    check(back.has_value() && *back == *allocs);
+  }
+  if (auto policy = apis::parseKubeletCPUManagerPolicy(a)) {
+    auto back = apis::parseKubeletCPUManagerPolicy(written(
+        apis::kAnnotationKubeletCPUManagerPolicy, apis::formatKubeletCPUManagerPolicy(*policy)));
+    check(back.has_value() && *back == *policy);
+  }
+  if (auto info = apis::parseCPUBasicInfo(a); info && *info) {
+    auto back = apis::parseCPUBasicInfo(
+        written(apis::kAnnotationCPUBasicInfo, apis::formatCPUBasicInfo(**info)));
+    check(back.has_value() && *back == *info);
+  }
+}
+
 // In the order of the selector byte.
 constexpr koord::fuzz::ApiObjectCheck kChecks[] = {
     schedulerPod, schedulerNode, koordletPod, koordletPodList, koordletNode,
-    managerNode,  managerPod,    nodeMetric,  batch,
+    managerNode,  managerPod,    nodeMetric,  batch,           nodeResourceTopology,
 };
 
 }  // namespace

@@ -18,6 +18,11 @@ inline constexpr std::string_view kResourceGPUCore = "koordinator.sh/gpu-core";
 inline constexpr std::string_view kResourceGPUMemory = "koordinator.sh/gpu-memory";
 inline constexpr std::string_view kResourceGPUMemoryRatio = "koordinator.sh/gpu-memory-ratio";
 inline constexpr std::string_view kResourceRDMA = "koordinator.sh/rdma";
+inline constexpr std::string_view kResourceNvidiaGPU = "nvidia.com/gpu";
+inline constexpr std::string_view kResourceHygonDCU = "dcu.com/gpu";
+inline constexpr std::string_view kResourceGPU = "koordinator.sh/gpu";
+inline constexpr std::string_view kResourceGPUShared = "koordinator.sh/gpu.shared";
+inline constexpr std::string_view kResourceFPGA = "koordinator.sh/fpga";
 
 /// The GPU labels of the node's Device object, which the manager copies onto the Node
 /// (apis/extension/device_share.go).

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "koord/core/log.h"
@@ -16,6 +17,8 @@ namespace koord::roles::koordlet {
 struct RuntimeHooks::Impl {
   HookRegistry registry;
   std::vector<std::unique_ptr<HookReconciler>> reconcilers;
+  std::vector<std::pair<std::string_view, HookReconciler*>> reconcilers_by_hook;
+  StatesInformer* states = nullptr;
   // After the reconcilers they call.
   std::vector<std::unique_ptr<PeriodicTask>> tasks;
   HookServerOptions server_options;
@@ -27,11 +30,13 @@ RuntimeHooks::RuntimeHooks(boost::asio::io_context& io, StatesInformer& states,
                            const KoordletOptions& o, std::span<const RuntimeHook> table)
     : impl_(std::make_unique<Impl>()) {
   impl_->registry = enabledHooks(table, gates);
+  impl_->states = &states;
   for (const RuntimeHook& hook : impl_->registry.hooks()) {
     if (!hook.reconcile)
       continue;
     HookReconciler* reconciler =
         impl_->reconcilers.emplace_back(hook.reconcile->make(cgroups)).get();
+    impl_->reconcilers_by_hook.emplace_back(hook.name, reconciler);
     impl_->tasks.push_back(std::make_unique<PeriodicTask>(
         io, std::string(hook.reconcile->task_name), o.runtime_hooks_reconcile_interval,
         [reconciler, &states] { reconciler->reconcile(states); }));
@@ -71,6 +76,13 @@ void RuntimeHooks::start() {
 void RuntimeHooks::stop() {
   for (auto& task : impl_->tasks)
     task->stop();
+}
+
+void RuntimeHooks::reconcileNow(std::string_view hook_name) {
+  for (const auto& [name, reconciler] : impl_->reconcilers_by_hook) {
+    if (name == hook_name)
+      reconciler->reconcile(*impl_->states);
+  }
 }
 
 const HookRegistry& RuntimeHooks::registry() const {

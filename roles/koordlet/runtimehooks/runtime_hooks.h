@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "runtimehooks/hook_table.h"
 
@@ -39,6 +40,10 @@ class RuntimeHooks {
   /// Starts the reconcile loops, in table order.
   void start();
   void stop();
+  /// Runs the reconciler of the hook named `hook_name` once, now, on the calling thread (the io
+  /// thread, as the loops do): for a policy whose inputs just changed. Nothing when that hook is
+  /// off or does not reconcile.
+  void reconcileNow(std::string_view hook_name);
 
   const HookRegistry& registry() const;
 

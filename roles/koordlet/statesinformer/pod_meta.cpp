@@ -90,6 +90,13 @@ kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
     return kube::makeKubeError("metadata.name and metadata.uid: required");
   if (const auto* del = jf::field(**meta, "deletionTimestamp"); del && !del->is_null())
     p.terminating = true;
+  // Annotation values are strings to the API server; anything else is no resource-status.
+  if (const auto* annotations = jf::field(**meta, "annotations");
+      annotations != nullptr && annotations->is_object()) {
+    if (const auto* status = annotations->as_object().if_contains(apis::kAnnotationResourceStatus);
+        status != nullptr && status->is_string())
+      p.annotations.emplace(apis::kAnnotationResourceStatus, std::string_view(status->as_string()));
+  }
 
   auto spec = jf::objectField(o, "spec", "");
   if (!spec)

@@ -42,6 +42,9 @@ struct PodMeta {
   apis::PriorityClass priority = apis::PriorityClass::kNone;
   std::optional<std::int32_t> priority_value;
   kube::Labels labels;
+  /// Only scheduling.koordinator.sh/resource-status (the node topology report reads LSE and LSR
+  /// pods' cpusets from it); the rest is not kept, as pods often carry kilobytes of annotations.
+  kube::Annotations annotations;
   std::vector<ContainerMeta> containers;
   /// The pod is being deleted (metadata.deletionTimestamp set).
   bool terminating = false;

@@ -148,6 +148,30 @@ void mergeContainerHookResponse(const hookapi::ContainerResourceHookResponse& an
       kv->set_value(value);
     }
   }
+  // A hook's devices and mounts follow the kubelet's; one already there for the same container
+  // path is left as the kubelet asked.
+  for (const auto& d : answer.container_devices()) {
+    bool found = false;
+    for (const auto& have : config.devices())
+      found = found || have.container_path() == d.container_path();
+    if (found)
+      continue;
+    auto* device = config.add_devices();
+    device->set_container_path(d.container_path());
+    device->set_host_path(d.host_path());
+    device->set_permissions(d.permissions());
+  }
+  for (const auto& m : answer.container_mounts()) {
+    bool found = false;
+    for (const auto& have : config.mounts())
+      found = found || have.container_path() == m.container_path();
+    if (found)
+      continue;
+    auto* mount = config.add_mounts();
+    mount->set_container_path(m.container_path());
+    mount->set_host_path(m.host_path());
+    mount->set_readonly(m.readonly());
+  }
 }
 
 #define KOORD_INSTANTIATE_CRI(ns)                                                                 \

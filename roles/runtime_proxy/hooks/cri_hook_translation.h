@@ -24,7 +24,8 @@ template <typename Request>
 hookapi::ContainerResourceHookRequest containerHookRequest(const Request& create);
 
 /// Annotations and environment merged (the answer's win), resources set where the answer sets
-/// them, a non-empty pod cgroup parent replaces the sandbox config's.
+/// them, a non-empty pod cgroup parent replaces the sandbox config's; the answer's devices and
+/// mounts appended (not over one the kubelet put at the same container path).
 template <typename Request>
 void mergeContainerHookResponse(const hookapi::ContainerResourceHookResponse& answer,
                                 Request& create);

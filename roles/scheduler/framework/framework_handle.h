@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 
 #include "cycle_state.h"
 #include "node_info.h"
+#include "numa_topology_hint.h"
 #include "object_source.h"
 #include "pod_info.h"
 #include "status.h"
@@ -125,6 +127,9 @@ class FrameworkHandle {
   virtual void requeueUnschedulable() {}
   /// Where plugins register their metric families; null where none are kept (table tests).
   virtual metrics::Registry* metricsRegistry() { return nullptr; }
+  /// The profile's plugins that give NUMA hints (NodeNUMAResource, DeviceShare), in the order
+  /// they were built: the topology manager asks each. Empty where none are (table tests).
+  virtual std::span<NUMATopologyHintProvider* const> numaHintProviders() const { return {}; }
 };
 
 }  // namespace koord::roles::scheduler

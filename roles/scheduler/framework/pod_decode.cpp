@@ -38,7 +38,7 @@ using kube::makeKubeError;
 // annotations often carry kilobytes of last-applied-configuration). The default plugins of 1.20
 // read none; the first three are LoadAware's estimator overrides, the others the Reservation
 // plugin's.
-constexpr std::array<std::string_view, 13> kKeptPodAnnotations = {
+constexpr std::array<std::string_view, 17> kKeptPodAnnotations = {
     "scheduling.koordinator.sh/load-estimated-scaling-factors",
     "scheduling.koordinator.sh/load-estimated-seconds-after-initialized",
     "scheduling.koordinator.sh/load-estimated-seconds-after-pod-scheduled",
@@ -52,6 +52,11 @@ constexpr std::array<std::string_view, 13> kKeptPodAnnotations = {
     apis::kAnnotationGangGroups,
     apis::kAnnotationGangMatchPolicy,
     apis::kAnnotationAliasGangMatchPolicy,
+    apis::kAnnotationDeviceAllocated,
+    // NodeNUMAResource's: the pod's bind and NUMA policies, and the CPUs a bound pod holds.
+    "scheduling.koordinator.sh/resource-spec",
+    "scheduling.koordinator.sh/numa-topology-spec",
+    apis::kAnnotationResourceStatus,
 };
 
 // Each request, limit and overhead must stay below this (in millicores for cpu, in units

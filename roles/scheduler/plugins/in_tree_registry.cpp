@@ -3,8 +3,10 @@
 #include "framework/plugin_registry.h"
 #include "plugins/coscheduling/register.h"
 #include "plugins/defaultprebind/register.h"
+#include "plugins/deviceshare/register.h"
 #include "plugins/elasticquota/register.h"
 #include "plugins/loadaware/register.h"
+#include "plugins/nodenumaresource/register.h"
 #include "plugins/reservation/register.h"
 #include "plugins/upstream/defaultbinder/register.h"
 #include "plugins/upstream/defaultpreemption/register.h"
@@ -42,6 +44,8 @@ const PluginRegistry& inTreeRegistry() {
     defaultprebind::registerDefaultPreBind(r);
     coscheduling::registerCoscheduling(r);
     elasticquota::registerElasticQuota(r);
+    deviceshare::registerDeviceShare(r);
+    nodenumaresource::registerNodeNUMAResource(r);
     return r;
   }();
   return registry;

@@ -120,6 +120,8 @@ kube::Expected<std::unique_ptr<Framework>> Framework::create(const config::Profi
     }
     by_name.emplace(name, plugin->get());
     bits.emplace(plugin->get(), PluginBits{1} << fw->owned_.size());
+    if (auto* provider = dynamic_cast<NUMATopologyHintProvider*>(plugin->get()))
+      fw->numa_hint_providers_.push_back(provider);
     fw->owned_.push_back(std::move(*plugin));
   }
 

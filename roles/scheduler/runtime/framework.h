@@ -99,6 +99,9 @@ class Framework final : public FrameworkHandle {
   /// Pods this profile holds at Permit.
   WaitingPods* waitingPods() override { return &waiting_pods_; }
   metrics::Registry* metricsRegistry() override { return metrics_; }
+  std::span<NUMATopologyHintProvider* const> numaHintProviders() const override {
+    return numa_hint_providers_;
+  }
   void activatePods(const std::vector<std::string>& keys) override {
     if (activator_ && !keys.empty())
       activator_(keys);
@@ -169,6 +172,7 @@ class Framework final : public FrameworkHandle {
   std::vector<PreBindPlugin*> pre_binds_;
   std::vector<BindPlugin*> binds_;
   std::vector<PostBindPlugin*> post_binds_;
+  std::vector<NUMATopologyHintProvider*> numa_hint_providers_;
 
   // Scratch kept across cycles so that a cycle allocates nothing in proportion to the cluster.
   /// Per snapshot index: 0 not looked at, else the filter verdict. All 0 between passes; a pass

@@ -20,6 +20,11 @@
 // Coscheduling and ElasticQuota as the chart enables them, the pods in gangs of 10 (Strict)
 // charged to the leaves of a three-level tree of 1,000 ElasticQuotas. It prints pods/s and the
 // loop's us/pod for both and B-A, and fails (exit 1) unless every pod bound and every gang whole.
+//   koord_bench_scheduler_cycle --fine-grained [--nodes 5000] [--pods 10000] [--rounds R]
+//                               [--only without|with] [--parallelism 16]
+// --fine-grained runs the same loop over nodes of 2 sockets x 32 cores x 2 threads and 8 GPUs
+// (a NodeResourceTopology and a Device each; cycle_fine_grained.cpp): A, the default plugins;
+// B, NodeNUMAResource and DeviceShare too. A third of the pods are LSR, a third share GPUs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,6 +42,7 @@
 #include <fmt/format.h>
 
 #include "config/scheduler_config.h"
+#include "cycle_fine_grained.h"
 #include "cycle_jobs.h"
 #include "cycle_reservations.h"
 #include "framework/plugin_registry.h"
@@ -68,6 +74,7 @@ struct Options {
   bool run_without = true, run_with = true;
   bool jobs = false;
   bool jobs_gangs = true, jobs_quotas = true;
+  bool fine_grained = false;
 };
 
 // The profile: LoadAwareScheduling (unless --no-loadaware) and, with --reservations, the
@@ -370,6 +377,10 @@ int main(int argc, char** argv) {
       o.jobs = true;
       continue;
     }
+    if (a == "--fine-grained") {
+      o.fine_grained = true;
+      continue;
+    }
     if (i + 1 >= argc)
       break;
     if (a == "--nodes")
@@ -400,6 +411,16 @@ int main(int argc, char** argv) {
     ++i;
   }
 
+  if (o.fine_grained) {
+    bench::FineGrainedOptions fo;
+    fo.nodes = o.nodes;
+    fo.pods = o.pods;
+    fo.parallelism = o.parallelism;
+    fo.rounds = o.rounds;
+    fo.run_without = o.run_without;
+    fo.run_with = o.run_with;
+    return bench::runFineGrained(fo);
+  }
   if (o.jobs) {
     bench::JobsOptions jo;
     jo.nodes = o.nodes;

@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,17 +15,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
+#include "child_run.h"
 #include "config/scheduler_config.h"
 #include "framework/plugin_registry.h"
 #include "koord/apis/elastic_quota.h"
 #include "koord/apis/gang.h"
 #include "koord/core/metrics.h"
 #include "koord/kube/quantity.h"
+#include "loop_figures.h"
 #include "plugins/coscheduling/coscheduling.h"
 #include "plugins/elasticquota/elastic_quota_plugin.h"
 #include "scheduler.h"
@@ -225,30 +221,16 @@ struct RunResult {
   bool ok = false;
   char error[512] = {};
   char plugins[1024] = {};
-  std::size_t bound = 0, failures = 0, cycles = 0;
+  LoopFigures loop;
   std::size_t gangs_whole = 0, gangs_partial = 0;
   // Cycles whose bindings were not one whole gang (B) or more than one pod (A).
   std::size_t bad_cycles = 0;
   std::size_t gangs_waiting_after = 0;
   std::size_t quotas_in_tree = 0;
   std::int64_t leaves_used_milli_cpu = 0;
-  double setup_s = 0, feed_s = 0, schedule_s = 0, schedule_cpu_s = 0, confirm_s = 0;
-  double cycle_p50_us = 0, cycle_p99_us = 0, cycle_max_us = 0;
   char first_failure[512] = {};
 };
 static_assert(std::is_trivially_copyable_v<RunResult>);
-
-void copyText(char* to, std::size_t size, std::string_view from) {
-  const std::size_t n = std::min(size - 1, from.size());
-  std::memcpy(to, from.data(), n);
-  to[n] = '\0';
-}
-
-double processCpuSeconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 RunResult fail(RunResult r, std::string_view why) {
   r.ok = false;
@@ -338,7 +320,7 @@ RunResult runOnce(const JobsOptions& o, bool jobs) {
     api.pods.emplace(p->key(), p);
     pods.push_back(std::move(p));
   }
-  out.setup_s = seconds(s0, Clock::now());
+  out.loop.setup_s = seconds(s0, Clock::now());
 
   // The informer's adds: every listener (Coscheduling's gang cache, the quota's request), then
   // the queue. All before the loop, as a job's pods are created at once.
@@ -347,7 +329,7 @@ RunResult runOnce(const JobsOptions& o, bool jobs) {
     loop.onPodAdd(*p);
     loop.onPendingPodAdd(p);
   }
-  out.feed_s = seconds(f0, Clock::now());
+  out.loop.feed_s = seconds(f0, Clock::now());
 
   // The loop, on this thread, until every pod is bound. Whatever fails goes to backoff; the
   // housekeeping start() would run is done here when the active queue runs dry.
@@ -380,7 +362,7 @@ RunResult runOnce(const JobsOptions& o, bool jobs) {
     const auto c0 = Clock::now();
     loop.scheduleOne();
     cycle_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - c0).count());
-    ++out.cycles;
+    ++out.loop.cycles;
     // What this cycle bound: nothing, or one whole gang (its last member's Permit lets all
     // go), or without gangs one pod.
     std::lock_guard lock(api.mu);
@@ -399,17 +381,17 @@ RunResult runOnce(const JobsOptions& o, bool jobs) {
     if (m.gangs ? !one_gang : cycle_gangs.size() != 1)
       ++out.bad_cycles;
   }
-  out.schedule_s = seconds(t0, Clock::now());
-  out.schedule_cpu_s = processCpuSeconds() - cpu0;
+  out.loop.schedule_s = seconds(t0, Clock::now());
+  out.loop.schedule_cpu_s = processCpuSeconds() - cpu0;
 
   std::vector<std::pair<std::string, std::string>> bindings;
   {
     std::lock_guard lock(api.mu);
     bindings = api.bindings;
-    out.failures = api.failures;
+    out.loop.failures = api.failures;
     copyText(out.first_failure, sizeof out.first_failure, api.first_failure);
   }
-  out.bound = bindings.size();
+  out.loop.bound = bindings.size();
   for (std::size_t n : gang_bound) {
     if (n == o.gang_size)
       ++out.gangs_whole;
@@ -428,7 +410,7 @@ RunResult runOnce(const JobsOptions& o, bool jobs) {
     loop.onPendingPodDelete(*old_pod);
     loop.onAssignedPodAdd(std::move(bound));
   }
-  out.confirm_s = seconds(k0, Clock::now());
+  out.loop.confirm_s = seconds(k0, Clock::now());
 
   if (m.gangs)
     out.gangs_waiting_after = cosched->gangs().waitingCount();
@@ -440,15 +422,7 @@ RunResult runOnce(const JobsOptions& o, bool jobs) {
       }
     }
   }
-  std::sort(cycle_us.begin(), cycle_us.end());
-  auto pct = [&](double p) {
-    return cycle_us.empty() ? 0.0
-                            : cycle_us[std::min(cycle_us.size() - 1,
-                                                static_cast<std::size_t>(p * cycle_us.size()))];
-  };
-  out.cycle_p50_us = pct(0.5);
-  out.cycle_p99_us = pct(0.99);
-  out.cycle_max_us = cycle_us.empty() ? 0.0 : cycle_us.back();
+  setCyclePercentiles(cycle_us, out.loop);
   out.ok = true;
   return out;
 }
@@ -456,50 +430,8 @@ RunResult runOnce(const JobsOptions& o, bool jobs) {
 // runOnce in a child process of its own, so that neither run inherits the heap the other left
 // (as cycle_bench.cpp's runInChild, for the same reason).
 RunResult runInChild(const JobsOptions& o, bool jobs) {
-  RunResult r;
-  int fds[2];
-  if (::pipe(fds) != 0)
-    return fail(r, "pipe failed");
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0)
-    return fail(r, "fork failed");
-  if (pid == 0) {
-    ::close(fds[0]);
-    const RunResult result = runOnce(o, jobs);
-    const auto* bytes = reinterpret_cast<const char*>(&result);
-    std::size_t off = 0;
-    while (off < sizeof result) {
-      const auto n = ::write(fds[1], bytes + off, sizeof result - off);
-      if (n <= 0)
-        break;
-      off += static_cast<std::size_t>(n);
-    }
-    // Skips the destructors: the figures are out, and tearing down 10,000 pods is not timed.
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string bytes;
-  char buf[4096];
-  for (;;) {
-    const auto n = ::read(fds[0], buf, sizeof buf);
-    if (n <= 0)
-      break;
-    bytes.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (bytes.size() != sizeof r)
-    return fail(r, fmt::format("the run's child process reported {} bytes (status {})",
-                               bytes.size(), status));
-  std::memcpy(&r, bytes.data(), sizeof r);
-  return r;
-}
-
-double usPerPod(double s, std::size_t pods) {
-  return s * 1e6 / static_cast<double>(pods);
+  auto r = runInChildProcess<RunResult>([&] { return runOnce(o, jobs); });
+  return r ? *r : fail(RunResult{}, r.error().message);
 }
 
 // The checks the figures stand on; each failure printed, false when any.
@@ -511,7 +443,7 @@ bool check(const JobsOptions& o, Mode m, const RunResult& r) {
       good = false;
     }
   };
-  expect(r.bound == o.pods, fmt::format("{} of {} pods bound", r.bound, o.pods));
+  expect(r.loop.bound == o.pods, fmt::format("{} of {} pods bound", r.loop.bound, o.pods));
   expect(r.bad_cycles == 0, fmt::format("{} cycles bound other than {}", r.bad_cycles,
                                         m.gangs ? "one whole gang" : "one pod"));
   if (m.gangs) {
@@ -528,20 +460,13 @@ bool check(const JobsOptions& o, Mode m, const RunResult& r) {
     expect(r.leaves_used_milli_cpu == want,
            fmt::format("the leaves' used cpu is {}m, not {}m", r.leaves_used_milli_cpu, want));
   }
-  expect(r.failures == 0, fmt::format("{} scheduling failures (first: {})", r.failures,
-                                      std::string_view(r.first_failure)));
+  expect(r.loop.failures == 0, fmt::format("{} scheduling failures (first: {})", r.loop.failures,
+                                           std::string_view(r.first_failure)));
   return good;
 }
 
 void printRun(const JobsOptions& o, std::string_view label, const RunResult& r) {
-  fmt::print(
-      "{}: bound {}/{} in {} cycles, {} failures; {:.0f} pods/s; loop {:.1f} us/pod wall, "
-      "{:.1f} us/pod cpu (all threads); cycle p50 {:.1f} us, p99 {:.1f} us, max {:.0f} us; "
-      "informer adds {:.1f} us/pod, confirmations {:.1f} us/pod; setup {:.2f} s\n",
-      label, r.bound, o.pods, r.cycles, r.failures, static_cast<double>(r.bound) / r.schedule_s,
-      usPerPod(r.schedule_s, o.pods), usPerPod(r.schedule_cpu_s, o.pods), r.cycle_p50_us,
-      r.cycle_p99_us, r.cycle_max_us, usPerPod(r.feed_s, o.pods), usPerPod(r.confirm_s, o.pods),
-      r.setup_s);
+  printLoopRun(o.pods, label, r.loop);
 }
 
 }  // namespace
@@ -582,23 +507,12 @@ int runJobs(const JobsOptions& o) {
     }
   }
   if (!without.empty() && !with.empty()) {
-    fmt::print("\n{:<6} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "", "pods/s",
-               "pods/s", "loop us", "loop us", "B-A", "cpu us", "cpu us", "B-A");
-    fmt::print("{:<6} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "round", "A", "B",
-               "A", "B", "us/pod", "A", "B", "us/pod");
-    for (std::size_t i = 0; i < std::min(without.size(), with.size()); ++i) {
-      const auto& a = without[i];
-      const auto& b = with[i];
-      const double la = usPerPod(a.schedule_s, o.pods), lb = usPerPod(b.schedule_s, o.pods);
-      const double ca = usPerPod(a.schedule_cpu_s, o.pods), cb = usPerPod(b.schedule_cpu_s, o.pods);
-      fmt::print(
-          "{:<6} {:>9.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>+10.1f} {:>10.1f} {:>10.1f} {:>+10.1f}\n",
-          i + 1, static_cast<double>(a.bound) / a.schedule_s,
-          static_cast<double>(b.bound) / b.schedule_s, la, lb, lb - la, ca, cb, cb - ca);
-    }
-    fmt::print(
-        "(loop: the scheduling thread's wall time over all pods; cpu: the process's CPU time "
-        "meanwhile; the bar: B-A loop within +20 us/pod)\n");
+    std::vector<LoopFigures> a, b;
+    for (const auto& r : without)
+      a.push_back(r.loop);
+    for (const auto& r : with)
+      b.push_back(r.loop);
+    printLoopTable(a, b, o.pods, 20);
   }
   if (!good)
     fmt::print("some checks failed\n");

@@ -68,6 +68,13 @@ TEST_CASE("manager refuses unknown controllers, plugins and gates by name", "[ro
   ManagerOptions o;
   o.noderesource_plugins = {"BatchResource", "Turbo"};
   CHECK_THROWS_WITH(validate(o), Catch::Contains("Turbo"));
+  // Koordinator's "*" and "-Name" forms; a "-" before an unknown name is still unknown.
+  o.noderesource_plugins = {"*", "-BatchResource"};
+  CHECK_NOTHROW(validate(o));
+  o.noderesource_plugins = {"*", "-Turbo"};
+  CHECK_THROWS_WITH(validate(o), Catch::Contains("-Turbo"));
+  o.noderesource_plugins = {"-"};
+  CHECK_THROWS(validate(o));
   o = {};
   o.sync_period = "soon";
   CHECK_THROWS_WITH(validate(o), Catch::Contains("sync-period"));

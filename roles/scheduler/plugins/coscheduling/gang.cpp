@@ -6,8 +6,8 @@ namespace koord::roles::scheduler::coscheduling {
 
 void GangGroup::trySetScheduleCycleValid() {
   int reached = 0;
-  for (const auto& [pod, cycle] : child_cycle) {
-    if (cycle == schedule_cycle)
+  for (const auto& [pod, child] : children) {
+    if (child.cycle == schedule_cycle)
       ++reached;
   }
   int expected = 0;
@@ -21,15 +21,17 @@ void GangGroup::trySetScheduleCycleValid() {
 
 void GangGroup::resetPodLastScheduleTime(const std::string& pod, SteadyTime now) {
   bool all_current = true;
-  for (const auto& [child, t] : child_last_schedule_time) {
-    if (t != last_schedule_time) {
+  for (const auto& [key, child] : children) {
+    if (child.has_schedule_time && child.last_schedule_time != last_schedule_time) {
       all_current = false;
       break;
     }
   }
   if (all_current)
     last_schedule_time = now;
-  child_last_schedule_time[pod] = last_schedule_time;
+  ChildRound& child = children[pod];
+  child.has_schedule_time = true;
+  child.last_schedule_time = last_schedule_time;
 }
 
 Gang::Gang(std::string gang_id) : id(std::move(gang_id)) {

@@ -28,24 +28,30 @@ struct GangGroup {
   bool cycle_valid = true;
   /// Each gang's expected member count (total-number).
   std::unordered_map<std::string, int> gang_total_children;
-  /// The round each member last went through PreFilter in, by pod key.
-  std::unordered_map<std::string, int> child_cycle;
   /// When the group's current round started: every member sorts by it in the queue, so a
   /// group's members stay together and a group that had its round goes behind the others.
   SteadyTime last_schedule_time{};
-  std::unordered_map<std::string, SteadyTime> child_last_schedule_time;
+  /// A member's place in the rounds. One entry holds both figures: the queue reads them together
+  /// on every comparison.
+  struct ChildRound {
+    /// The round it last went through PreFilter in; 0 before its first (rounds start at 1).
+    int cycle = 0;
+    bool has_schedule_time = false;
+    SteadyTime last_schedule_time{};
+  };
+  /// By pod key.
+  std::unordered_map<std::string, ChildRound> children;
 
   /// Starts the next round, valid again, once every expected member reached this one.
   void trySetScheduleCycleValid();
   /// Starts a new round time once every member has the current one, and gives it to `pod`.
   void resetPodLastScheduleTime(const std::string& pod, SteadyTime now);
   void initPodLastScheduleTime(const std::string& pod) {
-    child_last_schedule_time[pod] = last_schedule_time;
+    ChildRound& child = children[pod];
+    child.has_schedule_time = true;
+    child.last_schedule_time = last_schedule_time;
   }
-  void forgetPod(const std::string& pod) {
-    child_cycle.erase(pod);
-    child_last_schedule_time.erase(pod);
-  }
+  void forgetPod(const std::string& pod) { children.erase(pod); }
 };
 
 struct Gang {

@@ -249,7 +249,7 @@ PreFilterOutcome GangCache::preFilter(const PodInfo& pod, bool skip_cycle_check)
   group.resetPodLastScheduleTime(key, now_());
   group.trySetScheduleCycleValid();
   const int cycle = group.schedule_cycle;
-  int& child_cycle = group.child_cycle[key];
+  int& child_cycle = group.children[key].cycle;
   const int pod_cycle = child_cycle;
   // The member has had its turn in this round, whatever the answer below.
   child_cycle = cycle;
@@ -389,11 +389,11 @@ bool GangCache::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
       // The queue compares often: the key is built in a buffer that keeps its capacity.
       thread_local std::string key;
       key.assign(pod.namespace_).append(1, '/').append(pod.name);
-      if (auto it = gang->group->child_last_schedule_time.find(key);
-          it != gang->group->child_last_schedule_time.end())
-        k.time = it->second;
-      if (auto it = gang->group->child_cycle.find(key); it != gang->group->child_cycle.end())
-        k.cycle = it->second;
+      if (auto it = gang->group->children.find(key); it != gang->group->children.end()) {
+        if (it->second.has_schedule_time)
+          k.time = it->second.last_schedule_time;
+        k.cycle = it->second.cycle;
+      }
     }
     return k;
   };

@@ -200,13 +200,13 @@ void GroupQuotaManager::chargeNoLock(Quota& quota, const QuotaPod& pod, int sign
     f.child_request = f.self_request;
     for (const std::string& child : at->children) {
       const QuotaSummary& c = quotas_.find(child)->second.figures;
-      chargeResources(f.child_request, capResources(c.request, c.max), +1);
+      chargeCapped(f.child_request, c.request, c.max);
     }
     if (at->spec.name == kRootQuotaName) {
       for (std::string_view side : {kSystemQuotaName, kDefaultQuotaName}) {
         QuotaSummary& s = quotas_.find(side)->second.figures;
         settleRequest(s);
-        chargeResources(f.child_request, capResources(s.request, s.max), +1);
+        chargeCapped(f.child_request, s.request, s.max);
       }
       f.request = f.child_request;
     } else {

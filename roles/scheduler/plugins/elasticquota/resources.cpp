@@ -120,6 +120,16 @@ Resources capResources(const Resources& request, const Resources& max) {
   return out;
 }
 
+void chargeCapped(Resources& into, const Resources& request, const Resources& max) {
+  for (const auto& [name, v] : request) {
+    std::int64_t capped = v;
+    if (auto it = max.find(name); it != max.end())
+      capped = std::min(capped, it->second);
+    auto at = into.try_emplace(name, 0).first;
+    at->second = saturatingAdd(at->second, capped);
+  }
+}
+
 std::int64_t valueOf(const Resources& r, std::string_view name) {
   auto it = r.find(name);
   return it == r.end() ? 0 : it->second;

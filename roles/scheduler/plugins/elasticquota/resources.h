@@ -41,6 +41,9 @@ Resources maskResources(const Resources& r, const Resources& names);
 Resources maxResources(const Resources& a, const Resources& b);
 /// Every entry of `request` whose name `max` has, capped at max.
 Resources capResources(const Resources& request, const Resources& max);
+/// chargeResources(into, capResources(request, max), +1) without the capped copy: the quota
+/// tree's request sums run on every pod event.
+void chargeCapped(Resources& into, const Resources& request, const Resources& max);
 /// The value of `name`, 0 when absent.
 std::int64_t valueOf(const Resources& r, std::string_view name);
 /// The names of `limit` whose value `used` exceeds (names `used` lacks never do), sorted: the

@@ -182,7 +182,7 @@ TEST_CASE("hook registry: the koordlet's hooks, their stages and reconcilers",
   const auto defaults = koordletHooks({});
   CHECK(names(defaults) == std::vector<std::string_view>{"BatchResource", "CPUSetAllocator"});
   CHECK(names(defaults.at(HookStage::kPreRunPodSandbox)) ==
-        std::vector<std::string_view>{"BatchResource"});
+        std::vector<std::string_view>{"BatchResource", "CPUSetAllocator"});
   // BatchResource first: CPUSetAllocator's unlimited quota wins over its quota.
   for (auto stage : {HookStage::kPreCreateContainer, HookStage::kPreUpdateContainerResources}) {
     INFO(hookStageName(stage));
@@ -197,7 +197,8 @@ TEST_CASE("hook registry: the koordlet's hooks, their stages and reconcilers",
   CHECK(defaults.servesAnyStage());
   REQUIRE(defaults.hooks().front().reconcile);
   CHECK(defaults.hooks().front().reconcile->level == ReconcileLevel::kPod);
-  CHECK_FALSE(defaults.hooks().back().reconcile);
+  REQUIRE(defaults.hooks().back().reconcile);
+  CHECK(defaults.hooks().back().reconcile->task_name == "cpuset");
 
   const auto all = koordletHooks({{"OOMScoreAdj", true}, {"CoreSched", true}});
   CHECK(names(all) == std::vector<std::string_view>{"BatchResource", "CPUSetAllocator",

@@ -1,0 +1,121 @@
+// Placing a pod's device requests on one node as Koordinator's DeviceShare does: the Filter check,
+// the choice of devices at Reserve, the node's score and the NUMA node sets the request fits in.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "framework/status.h"
+#include "koord/apis/device_allocation.h"
+#include "plugins/deviceshare/device_resources.h"
+#include "plugins/deviceshare/node_device_state.h"
+#include "plugins/deviceshare/pod_device_request.h"
+#include "plugins/deviceshare/scoring.h"
+
+namespace koord::roles::scheduler::deviceshare {
+
+/// What a pod being preempted holds on one device: counted as free (Koordinator's preemptible
+/// devices).
+struct ReleasedDevice {
+  DeviceType type = DeviceType::kGPU;
+  std::int32_t minor = 0;
+  DeviceResources resources = {};
+};
+
+struct AllocateOptions {
+  /// How devices are ranked when several fit (allocateDevices); nullptr: by minor, as
+  /// Koordinator's Filter ranks them.
+  const DeviceScorer* scorer = nullptr;
+  /// Set: only devices on these NUMA nodes (bit per topology.nodeID) count, and a device without
+  /// a topology does not (the NUMA affinity NodeNUMAResource settled on).
+  std::optional<std::uint64_t> numa_nodes = std::nullopt;
+  /// Devices on these NUMA nodes are taken before the others (then by score, then by minor).
+  std::uint64_t preferred_numa_nodes = 0;
+  /// Each RDMA device given comes with one of its free virtual functions, the lowest by bus id
+  /// (Koordinator: a device-allocate-hint with a vfSelector; the selector's labels are not read
+  /// here, every VF group qualifies).
+  bool rdma_vf = false;
+  /// Held by pods being preempted: free for this request.
+  std::span<const ReleasedDevice> released = {};
+};
+
+/// What each device given must offer and how many devices of each type are wanted
+/// (Koordinator's CalcDesiredRequestsAndCount).
+struct DeviceDemand {
+  /// The request per device: the names present are what the device-allocated annotation lists.
+  std::array<DeviceResources, kDeviceTypeCount> per_device{};
+  std::array<std::int64_t, kDeviceTypeCount> count{};
+  std::uint8_t types = 0;
+
+  bool has(DeviceType type) const { return (types & (1u << static_cast<unsigned>(type))) != 0; }
+  const DeviceResources& of(DeviceType type) const {
+    return per_device[static_cast<std::size_t>(type)];
+  }
+  std::int64_t countOf(DeviceType type) const { return count[static_cast<std::size_t>(type)]; }
+};
+
+/// The demand on this node. GPUs: gpu-memory is derived from gpu-memory-ratio by the node's card
+/// memory, or the ratio from gpu-memory (truncated to a whole percent); a ratio over 100 and a
+/// multiple of 100 asks for ratio/100 cards, each request divided among them. rdma and fpga
+/// likewise by their own amount. Unresolvable (Koordinator's words): "Insufficient <type>
+/// devices" when the node lists no device of the type, "no healthy GPU Devices" when no GPU
+/// offers anything, "Insufficient rdma VirtualFunctions" when VFs are wanted and no RDMA device
+/// has one; and, where Koordinator would divide by zero, "gpu devices report no
+/// koordinator.sh/gpu-memory" for a gpu-memory request. Allocates nothing on success.
+Status deviceDemand(const NodeDeviceState& node, const PodDeviceRequests& requests,
+                    const AllocateOptions& options, DeviceDemand& out);
+
+/// Whether the request fits the node (Filter): the demand, then per type a look at the node's
+/// summary (free sums, largest free amounts) and a count of the devices that fit. Unschedulable
+/// "Insufficient <type> devices" for the first type (gpu, rdma, fpga) that does not fit.
+/// Allocates nothing unless it refuses.
+Status checkDevices(const NodeDeviceState& node, const PodDeviceRequests& requests,
+                    const AllocateOptions& options);
+
+/// Chooses the devices (Reserve) into `out` (cleared first): per type the devices that fit,
+/// preferred NUMA nodes first, then by the scorer's device score (highest first: the fullest
+/// device under MostAllocated, the emptiest under LeastAllocated), then by minor. Refusals as
+/// checkDevices's; `out` is empty after one.
+Status allocateDevices(const NodeDeviceState& node, const PodDeviceRequests& requests,
+                       const AllocateOptions& options, apis::DeviceAllocations& out);
+
+/// The node's score for the request (Score): per type, the scorer over the sums of the devices'
+/// totals and free amounts (within options.numa_nodes), summed over the types asked for, so
+/// 0..100 for one type; the plugin normalises across nodes. A type with nothing free scores 0.
+/// The demand's refusals as deviceDemand's.
+Status scoreNode(const NodeDeviceState& node, const PodDeviceRequests& requests,
+                 const DeviceScorer& scorer, const AllocateOptions& options, std::int64_t& score);
+
+/// A NUMA node set the request fits within.
+struct NumaHint {
+  std::uint64_t numa_nodes = 0;
+  /// As few NUMA nodes as any set that fits.
+  bool preferred = false;
+
+  friend bool operator==(const NumaHint&, const NumaHint&) = default;
+};
+
+struct NumaHints {
+  /// The resource names the hints are for (those of the per-device requests).
+  std::vector<std::string_view> resources;
+  /// Smallest sets first, then in ascending order of their NUMA node ids; empty: no set fits.
+  std::vector<NumaHint> hints;
+};
+
+/// Beyond this many NUMA nodes holding devices, numaHints gives no hints (2^n sets to try).
+inline constexpr int kMaxHintNumaNodes = 8;
+
+/// The NUMA node sets of the node's devices the request could be placed within (Koordinator's
+/// GetPodTopologyHints): each set holding enough devices of every type asked for and where
+/// checkDevices passes restricted to it. nullopt (no preference) when the demand is refused,
+/// when no set holds enough devices, or over kMaxHintNumaNodes NUMA nodes. options.numa_nodes
+/// is replaced by each set tried.
+std::optional<NumaHints> numaHints(const NodeDeviceState& node, const PodDeviceRequests& requests,
+                                   const AllocateOptions& options);
+
+}  // namespace koord::roles::scheduler::deviceshare

@@ -1,0 +1,449 @@
+#include "plugins/deviceshare/device_share_plugin.h"
+
+#include <algorithm>
+#include <mutex>
+#include <shared_mutex>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "framework/pod_changes.h"
+#include "koord/apis/device_allocation.h"
+#include "koord/core/log.h"
+#include "koord/core/metrics.h"
+#include "plugins/deviceshare/pod_device_request.h"
+#include "plugins/upstream/normalize_score.h"
+
+namespace koord::roles::scheduler::deviceshare {
+
+namespace {
+
+const StateKey kStateKey("DeviceShare");
+
+// The pod's requests from PreFilter, what preemption's what-if frees per node, and what Reserve
+// gave (so that Unreserve takes back exactly that).
+struct DeviceShareState final : StateData {
+  PodDeviceRequests requests;
+  std::map<std::string, std::vector<ReleasedDevice>, std::less<>> released;
+  std::string reserved_node;
+  bool counted = false;  // Reserve added the pod to reserved_node's accounting
+  std::unique_ptr<StateData> clone() const override {
+    return std::make_unique<DeviceShareState>(*this);
+  }
+};
+
+DeviceScorer scorerFrom(const config::KoordScoringStrategy& spec) {
+  std::vector<std::pair<std::string, std::int64_t>> weights;
+  weights.reserve(spec.resources.size());
+  for (const auto& r : spec.resources)
+    weights.emplace_back(r.name, r.weight);
+  const ScoringStrategyType type = spec.type == config::KoordScoringType::kMostAllocated
+                                       ? ScoringStrategyType::kMostAllocated
+                                       : ScoringStrategyType::kLeastAllocated;
+  return DeviceScorer::fromSpec(type, weights);
+}
+
+// Adds (a victim taken out) or subtracts (put back) what the pod holds to what counts as free.
+void moveReleased(std::vector<ReleasedDevice>& released, const apis::DeviceAllocations& held,
+                  bool give_back) {
+  for (const auto& [type_name, items] : held) {
+    const std::optional<DeviceType> type = parseDeviceType(type_name);
+    if (!type)
+      continue;
+    for (const apis::DeviceAllocation& a : items) {
+      kube::ResourceList list = a.resources;
+      apis::replaceDeprecatedDeviceResources(list);
+      const DeviceResources amount = DeviceResources::fromList(list);
+      auto it = std::find_if(released.begin(), released.end(), [&](const ReleasedDevice& r) {
+        return r.type == *type && r.minor == a.minor;
+      });
+      if (give_back) {
+        if (it == released.end())
+          released.push_back({.type = *type, .minor = a.minor, .resources = amount});
+        else
+          it->resources.add(amount);
+      } else if (it != released.end()) {
+        it->resources.subtractNonNegative(amount);
+        if (it->resources.isZero())
+          released.erase(it);
+      }
+    }
+  }
+}
+
+// The pod's device-allocated annotation; nullopt (logged) when it is malformed, which then
+// counts as holding nothing, as in Koordinator.
+std::optional<apis::DeviceAllocations> allocationsOf(const PodInfo& pod) {
+  auto parsed = apis::podDeviceAllocations(pod.annotations);
+  if (!parsed) {
+    KOORD_LOG_WARNING("deviceshare: pod {}: {}", pod.key(), parsed.error().message);
+    return std::nullopt;
+  }
+  if (!*parsed)
+    return apis::DeviceAllocations{};
+  return std::move(**parsed);
+}
+
+}  // namespace
+
+DeviceSharePlugin::DeviceSharePlugin(std::shared_ptr<const DeviceShareArgs> args,
+                                     FrameworkHandle& handle)
+    : args_(args ? std::move(args) : std::make_shared<const DeviceShareArgs>()),
+      handle_(handle),
+      scorer_(scorerFrom(args_->scoring_strategy)) {
+  if (!args_->allocator.empty()) {
+    KOORD_LOG_WARNING(
+        "deviceshare: DeviceShareArgs allocator ({}) has no effect: koord has one device "
+        "allocator, as Koordinator has",
+        args_->allocator);
+  }
+  if (metrics::Registry* r = handle_.metricsRegistry()) {
+    allocated_metric_ =
+        &r->gauge(kAllocatedMetric,
+                  "Device resources held by pods on a node, per device type and resource (percent "
+                  "of a device; bytes for gpu-memory).",
+                  {"node", "type", "resource"});
+  }
+  source_ = handle_.cluster().source<apis::Device>(kDeviceSource);
+  if (source_ != nullptr) {
+    source_->subscribe({
+        [this](const std::shared_ptr<const apis::Device>& d) { onDevice(*d); },
+        [this](const apis::Device& old_device, const std::shared_ptr<const apis::Device>& d) {
+          // The koordlet rewrites its Device often; only a change of devices matters here.
+          if (old_device.devices != d->devices || cache_.find(d->name) == nullptr)
+            onDevice(*d);
+        },
+        [this](const apis::Device& d) { onDeviceDelete(d); },
+    });
+    // Objects held before the plugin was built (an informer's handlers see them otherwise).
+    for (const auto& d : source_->list())
+      onDevice(*d);
+  }
+}
+
+// ---- the caches ----
+
+void DeviceSharePlugin::onDevice(const apis::Device& device) {
+  NodeDevices devices = readNodeDevices(device);
+  if (!devices.skipped.empty()) {
+    KOORD_LOG_WARNING("deviceshare: Device {}: {} device(s) left out, first: {}", device.name,
+                      devices.skipped.size(), devices.skipped.front());
+  }
+  auto entry = cache_.getOrCreate(device.name);
+  {
+    std::unique_lock lock(entry->mu);
+    entry->state.setDevices(std::move(devices));
+    publish(*entry, device.name);
+  }
+  handle_.requeueUnschedulable();
+}
+
+void DeviceSharePlugin::onDeviceDelete(const apis::Device& device) {
+  // Deleted by mistake and soon written again by the koordlet: until then nothing more is placed
+  // on the node, while what its pods hold stays counted.
+  if (auto entry = cache_.find(device.name)) {
+    std::unique_lock lock(entry->mu);
+    entry->state.markAllUnhealthy();
+    publish(*entry, device.name);
+  }
+  handle_.requeueUnschedulable();
+}
+
+void DeviceSharePlugin::onNodeAdd(const Node& node) {
+  if (source_ == nullptr || cache_.find(node.name) != nullptr)
+    return;
+  if (auto device = source_->get(node.name))
+    onDevice(*device);
+}
+
+void DeviceSharePlugin::onNodeDelete(const Node& node) {
+  if (auto entry = cache_.remove(node.name)) {
+    std::unique_lock lock(entry->mu);
+    unpublish(*entry);
+  }
+}
+
+void DeviceSharePlugin::countPod(const PodInfo& pod, const apis::DeviceAllocations& allocations) {
+  auto entry = cache_.getOrCreate(pod.node_name);
+  std::unique_lock lock(entry->mu);
+  if (entry->state.addPod(pod.key(), allocations))
+    publish(*entry, pod.node_name);
+}
+
+void DeviceSharePlugin::uncountPod(const std::string& node, const std::string& key) {
+  auto entry = cache_.find(node);
+  if (entry == nullptr)
+    return;
+  std::unique_lock lock(entry->mu);
+  if (entry->state.removePod(key))
+    publish(*entry, node);
+}
+
+void DeviceSharePlugin::onAssignedPodAdd(const PodInfo& pod) {
+  if (pod.finished()) {
+    uncountPod(pod.node_name, pod.key());
+    return;
+  }
+  auto allocations = allocationsOf(pod);
+  // Already counted when this scheduler reserved it: the first count stays.
+  if (allocations && !allocations->empty())
+    countPod(pod, *allocations);
+}
+
+void DeviceSharePlugin::onAssignedPodUpdate(const PodInfo& old_pod, const PodInfo& pod) {
+  if (pod.finished()) {
+    uncountPod(pod.node_name, pod.key());
+    return;
+  }
+  auto allocations = allocationsOf(pod);
+  if (!allocations)
+    return;
+  const auto old_allocations = allocationsOf(old_pod);
+  if (old_allocations && *old_allocations == *allocations && old_pod.node_name == pod.node_name)
+    return;
+  if (old_allocations && !old_allocations->empty())
+    uncountPod(old_pod.node_name, old_pod.key());
+  if (!allocations->empty())
+    countPod(pod, *allocations);
+}
+
+void DeviceSharePlugin::onAssignedPodDelete(const PodInfo& pod) {
+  uncountPod(pod.node_name, pod.key());
+}
+
+void DeviceSharePlugin::publish(NodeDeviceEntry& entry, const std::string& node) const {
+  if (allocated_metric_ == nullptr)
+    return;
+  std::vector<std::vector<std::string>> now;
+  for (DeviceType type : kDeviceTypes) {
+    const auto& devices = entry.state.devices(type);
+    if (devices.empty())
+      continue;
+    DeviceResources total;
+    DeviceResources used;
+    for (const DeviceState& d : devices) {
+      total.add(d.info.total);
+      used.add(d.used);
+    }
+    const std::uint8_t names = total.names | used.names;
+    for (std::size_t i = 0; i < kDeviceResourceCount; ++i) {
+      const auto r = static_cast<DeviceResource>(i);
+      if ((names & DeviceResources::bit(r)) == 0)
+        continue;
+      std::vector<std::string> labels = {node, std::string(deviceTypeName(type)),
+                                         std::string(deviceResourceName(r))};
+      allocated_metric_->with(labels).set(static_cast<double>(used.get(r)));
+      now.push_back(std::move(labels));
+    }
+  }
+  for (const auto& labels : entry.published) {
+    if (std::find(now.begin(), now.end(), labels) == now.end())
+      allocated_metric_->remove(labels);
+  }
+  entry.published = std::move(now);
+}
+
+void DeviceSharePlugin::unpublish(NodeDeviceEntry& entry) const {
+  if (allocated_metric_ != nullptr) {
+    for (const auto& labels : entry.published)
+      allocated_metric_->remove(labels);
+  }
+  entry.published.clear();
+}
+
+// ---- extension points ----
+
+AllocateOptions DeviceSharePlugin::optionsFor(const CycleState& state, std::string_view node,
+                                              bool numa_from_store) const {
+  AllocateOptions options;
+  options.scorer = &scorer_;
+  if (const auto* s = state.read<DeviceShareState>(kStateKey)) {
+    if (auto it = s->released.find(node); it != s->released.end())
+      options.released = it->second;
+  }
+  if (numa_from_store) {
+    if (const NUMAAffinityStore* store = numaAffinityStore(state)) {
+      const NumaNodeMask affinity = store->get(node).affinity;
+      if (affinity != 0)
+        options.numa_nodes = affinity;
+    }
+  }
+  return options;
+}
+
+Status DeviceSharePlugin::preFilter(CycleState& state, const PodInfo& pod) {
+  if (pod.reserve_pod)
+    return Status::skip();
+  auto requests = podDeviceRequests(pod.requests);
+  if (!requests)
+    return Status::unresolvable(requests.error().message);
+  if (requests->empty())
+    return Status::skip();
+  initNUMAAffinityStore(state);
+  auto s = std::make_unique<DeviceShareState>();
+  s->requests = *requests;
+  state.write(kStateKey, std::move(s));
+  return Status::success();
+}
+
+Status DeviceSharePlugin::addPod(CycleState& state, const PodInfo& /*pod_to_schedule*/,
+                                 const PodInfo& pod_to_add, const NodeInfo& node) const {
+  auto* s = state.readMutable<DeviceShareState>(kStateKey);
+  if (s == nullptr)
+    return Status::success();
+  auto entry = cache_.find(node.name());
+  if (entry == nullptr)
+    return Status::success();
+  std::shared_lock lock(entry->mu);
+  if (const auto* held = entry->state.podAllocations(pod_to_add.key())) {
+    auto it = s->released.find(node.name());
+    if (it != s->released.end())
+      moveReleased(it->second, *held, false);
+  }
+  return Status::success();
+}
+
+Status DeviceSharePlugin::removePod(CycleState& state, const PodInfo& /*pod_to_schedule*/,
+                                    const PodInfo& pod_to_remove, const NodeInfo& node) const {
+  auto* s = state.readMutable<DeviceShareState>(kStateKey);
+  if (s == nullptr)
+    return Status::success();
+  auto entry = cache_.find(node.name());
+  if (entry == nullptr)
+    return Status::success();
+  std::shared_lock lock(entry->mu);
+  if (const auto* held = entry->state.podAllocations(pod_to_remove.key()))
+    moveReleased(s->released[node.name()], *held, true);
+  return Status::success();
+}
+
+Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/,
+                                 const NodeInfo& node) const {
+  const auto* s = state.read<DeviceShareState>(kStateKey);
+  if (s == nullptr)
+    return Status::success();
+  auto entry = cache_.find(node.name());
+  if (entry == nullptr)
+    return Status::success();
+  // Koordinator's Filter checks the whole node: the NUMA affinity was checked by the topology
+  // manager (allocate()) and is applied at Reserve.
+  const AllocateOptions options = optionsFor(state, node.name(), false);
+  std::shared_lock lock(entry->mu);
+  return checkDevices(entry->state, s->requests, options);
+}
+
+Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                                std::int64_t& score) const {
+  score = 0;
+  const auto* s = state.read<DeviceShareState>(kStateKey);
+  if (s == nullptr)
+    return Status::success();
+  auto entry = cache_.find(node.name());
+  if (entry == nullptr)
+    return Status::success();
+  const AllocateOptions options = optionsFor(state, node.name(), true);
+  std::shared_lock lock(entry->mu);
+  // Filter passed the node, so the demand holds; were it refused, the node scores nothing
+  // rather than failing the cycle.
+  if (Status st = scoreNode(entry->state, s->requests, scorer_, options, score); !st.ok()) {
+    KOORD_LOG_WARNING("deviceshare: scoring node {} for pod {}: {}", node.name(), pod.key(),
+                      st.message());
+    score = 0;
+  }
+  return Status::success();
+}
+
+Status DeviceSharePlugin::normalizeScore(const CycleState& /*state*/, const PodInfo& /*pod*/,
+                                         std::vector<NodeScore>& scores) const {
+  upstream::defaultNormalizeScore(scheduler::kMaxNodeScore, false, scores);
+  return Status::success();
+}
+
+Status DeviceSharePlugin::reserve(CycleState& state, const PodInfo& pod, const std::string& node) {
+  auto* s = state.readMutable<DeviceShareState>(kStateKey);
+  if (s == nullptr)
+    return Status::success();
+  auto entry = cache_.find(node);
+  if (entry == nullptr)
+    return Status::success();
+  const AllocateOptions options =
+      optionsFor(state, node, !args_->disable_device_numa_topology_alignment);
+  apis::DeviceAllocations result;
+  {
+    std::unique_lock lock(entry->mu);
+    if (Status st = allocateDevices(entry->state, s->requests, options, result); !st.ok())
+      return st;
+    s->counted = entry->state.addPod(pod.key(), result);
+    if (!s->counted) {
+      KOORD_LOG_WARNING(
+          "deviceshare: pod {} is already counted on node {}: its earlier devices stay counted",
+          pod.key(), node);
+    }
+    publish(*entry, node);
+  }
+  s->reserved_node = node;
+  podChanges(state).setAnnotation(apis::kAnnotationDeviceAllocated,
+                                  apis::formatDeviceAllocations(result));
+  return Status::success();
+}
+
+void DeviceSharePlugin::unreserve(CycleState& state, const PodInfo& pod,
+                                  const std::string& /*node*/) {
+  auto* s = state.readMutable<DeviceShareState>(kStateKey);
+  if (s == nullptr || s->reserved_node.empty())
+    return;
+  if (s->counted)
+    uncountPod(s->reserved_node, pod.key());
+  podChanges(state).removeAnnotation(apis::kAnnotationDeviceAllocated);
+  s->reserved_node.clear();
+  s->counted = false;
+}
+
+NUMAProviderHints DeviceSharePlugin::podTopologyHints(const CycleState& state,
+                                                      const PodInfo& /*pod*/,
+                                                      const NodeInfo& node) const {
+  if (args_->disable_device_numa_topology_alignment)
+    return {};
+  const auto* s = state.read<DeviceShareState>(kStateKey);
+  if (s == nullptr)
+    return {};
+  auto entry = cache_.find(node.name());
+  if (entry == nullptr)
+    return {};
+  const AllocateOptions options = optionsFor(state, node.name(), false);
+  std::optional<NumaHints> found;
+  {
+    std::shared_lock lock(entry->mu);
+    found = numaHints(entry->state, s->requests, options);
+  }
+  if (!found)
+    return {};
+  std::vector<NUMATopologyHint> hints;
+  hints.reserve(found->hints.size());
+  for (const NumaHint& h : found->hints)
+    hints.push_back({.affinity = h.numa_nodes, .preferred = h.preferred, .score = 0});
+  NUMAProviderHints out;
+  out.reserve(found->resources.size());
+  for (std::string_view resource : found->resources)
+    out.push_back({.resource = std::string(resource), .hints = hints});
+  return out;
+}
+
+Status DeviceSharePlugin::allocate(const CycleState& state, const NUMATopologyHint& affinity,
+                                   const PodInfo& /*pod*/, const NodeInfo& node) const {
+  if (args_->disable_device_numa_topology_alignment)
+    return Status::success();
+  const auto* s = state.read<DeviceShareState>(kStateKey);
+  if (s == nullptr)
+    return Status::success();
+  auto entry = cache_.find(node.name());
+  if (entry == nullptr)
+    return Status::success();
+  AllocateOptions options = optionsFor(state, node.name(), false);
+  if (affinity.affinity != 0)
+    options.numa_nodes = affinity.affinity;
+  std::shared_lock lock(entry->mu);
+  return checkDevices(entry->state, s->requests, options);
+}
+
+}  // namespace koord::roles::scheduler::deviceshare

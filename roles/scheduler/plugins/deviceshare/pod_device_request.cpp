@@ -1,0 +1,159 @@
+#include "plugins/deviceshare/pod_device_request.h"
+
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "koord/apis/xpu_device_info.h"
+
+namespace koord::roles::scheduler::deviceshare {
+
+namespace {
+
+// Koordinator's per-name flags (DeviceResourceFlags).
+enum Flag : unsigned {
+  kNvidiaGPU = 1u << 0,
+  kHygonDCU = 1u << 1,
+  kKoordGPU = 1u << 2,
+  kGPUCore = 1u << 3,
+  kGPUMemory = 1u << 4,
+  kGPUMemoryRatio = 1u << 5,
+  kFPGA = 1u << 6,
+  kRDMA = 1u << 7,
+};
+
+struct Name {
+  std::string_view name;
+  unsigned flag;
+  bool percentage;  // ValidatePercentageResource applies
+  // The deprecated kubernetes.io/ twin Koordinator's pod transformer moves to `name` when `name`
+  // itself is absent; empty when there is none.
+  std::string_view deprecated = {};
+};
+
+// Each type's names, sorted by name so that the first fault found is always the same one.
+constexpr Name kGPUNames[] = {
+    {apis::kResourceHygonDCU, kHygonDCU, false},
+    {apis::kResourceGPU, kKoordGPU, true, "kubernetes.io/gpu"},
+    {apis::kResourceGPUCore, kGPUCore, true, "kubernetes.io/gpu-core"},
+    {apis::kResourceGPUMemory, kGPUMemory, false, "kubernetes.io/gpu-memory"},
+    {apis::kResourceGPUMemoryRatio, kGPUMemoryRatio, true, "kubernetes.io/gpu-memory-ratio"},
+    {apis::kResourceNvidiaGPU, kNvidiaGPU, false},
+};
+constexpr Name kRDMANames[] = {{apis::kResourceRDMA, kRDMA, true, "kubernetes.io/rdma"}};
+constexpr Name kFPGANames[] = {{apis::kResourceFPGA, kFPGA, true, "kubernetes.io/fpga"}};
+
+std::span<const Name> namesOf(DeviceType type) {
+  switch (type) {
+    case DeviceType::kGPU:
+      return kGPUNames;
+    case DeviceType::kRDMA:
+      return kRDMANames;
+    case DeviceType::kFPGA:
+      return kFPGANames;
+  }
+  return {};
+}
+
+bool validCombination(unsigned c) {
+  switch (c) {
+    case kNvidiaGPU:
+    case kHygonDCU:
+    case kKoordGPU:
+    case kGPUMemory:
+    case kGPUMemoryRatio:
+    case kGPUCore | kGPUMemory:
+    case kGPUCore | kGPUMemoryRatio:
+    case kFPGA:
+    case kRDMA:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::int64_t timesHundred(std::int64_t v) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(v, std::int64_t{100}, &out))
+    return std::numeric_limits<std::int64_t>::max();
+  return out;
+}
+
+std::int64_t amountOf(const Resource& requests, const Name& n) {
+  const std::int64_t v = requests.scalarValue(n.name);
+  return v != 0 || n.deprecated.empty() ? v : requests.scalarValue(n.deprecated);
+}
+
+DeviceResources convert(unsigned combination, const std::array<std::int64_t, 8>& by_flag) {
+  auto amount = [&](unsigned flag) {
+    return by_flag[static_cast<std::size_t>(__builtin_ctz(flag))];
+  };
+  DeviceResources out;
+  switch (combination) {
+    case kNvidiaGPU:
+    case kHygonDCU: {
+      const std::int64_t percent = timesHundred(amount(combination));
+      out.set(DeviceResource::kGPUCore, percent);
+      out.set(DeviceResource::kGPUMemoryRatio, percent);
+      break;
+    }
+    case kKoordGPU:
+      out.set(DeviceResource::kGPUCore, amount(kKoordGPU));
+      out.set(DeviceResource::kGPUMemoryRatio, amount(kKoordGPU));
+      break;
+    case kFPGA:
+      out.set(DeviceResource::kFPGA, amount(kFPGA));
+      break;
+    case kRDMA:
+      out.set(DeviceResource::kRDMA, amount(kRDMA));
+      break;
+    default:
+      if ((combination & kGPUCore) != 0)
+        out.set(DeviceResource::kGPUCore, amount(kGPUCore));
+      if ((combination & kGPUMemory) != 0)
+        out.set(DeviceResource::kGPUMemory, amount(kGPUMemory));
+      if ((combination & kGPUMemoryRatio) != 0)
+        out.set(DeviceResource::kGPUMemoryRatio, amount(kGPUMemoryRatio));
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+kube::Expected<PodDeviceRequests> podDeviceRequests(const Resource& pod_requests) {
+  PodDeviceRequests out;
+  if (pod_requests.scalar.empty())
+    return out;
+  for (DeviceType type : kDeviceTypes) {
+    unsigned combination = 0;
+    std::array<std::int64_t, 8> by_flag{};
+    std::string names;  // for the combination error, sorted
+    for (const Name& n : namesOf(type)) {
+      const std::int64_t v = amountOf(pod_requests, n);
+      if (v == 0)
+        continue;
+      if (v < 0 || (n.percentage && v > 100 && v % 100 != 0)) {
+        return kube::makeKubeError(fmt::format("invalid resource unit {}: {}", n.name,
+                                               kube::Quantity::fromInt(v).toString()));
+      }
+      combination |= n.flag;
+      by_flag[static_cast<std::size_t>(__builtin_ctz(n.flag))] = v;
+      if (!names.empty())
+        names += ' ';
+      names += n.name;
+    }
+    if (combination == 0)
+      continue;
+    if (!validCombination(combination))
+      return kube::makeKubeError(fmt::format("invalid resource device requests: [{}]", names));
+    out.by_type[static_cast<std::size_t>(type)] = convert(combination, by_flag);
+    out.types |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(type));
+  }
+  return out;
+}
+
+}  // namespace koord::roles::scheduler::deviceshare

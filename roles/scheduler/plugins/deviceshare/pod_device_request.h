@@ -1,0 +1,45 @@
+// What a pod asks of each device type, from its effective requests, validated and normalised as
+// Koordinator's DeviceShare does before any node is looked at (whole cards become percentages).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "framework/resource.h"
+#include "koord/kube/error.h"
+#include "plugins/deviceshare/device_resources.h"
+
+namespace koord::roles::scheduler::deviceshare {
+
+struct PodDeviceRequests {
+  /// Per type, the normalised request: for GPUs gpu-core and gpu-memory-ratio in percent of a
+  /// card and/or gpu-memory in bytes; rdma and fpga in percent of a device. Over 100 (a multiple
+  /// of 100) asks for that many whole devices.
+  std::array<DeviceResources, kDeviceTypeCount> by_type{};
+  std::uint8_t types = 0;  // bit (1 << DeviceType) per type asked for
+
+  bool empty() const { return types == 0; }
+  bool has(DeviceType type) const { return (types & (1u << static_cast<unsigned>(type))) != 0; }
+  const DeviceResources& of(DeviceType type) const {
+    return by_type[static_cast<std::size_t>(type)];
+  }
+};
+
+/// The device part of a pod's effective requests (PodInfo::requests: containers summed, init
+/// containers as floors, overhead added), as Koordinator's GetPodDeviceRequests reads it:
+/// - GPU names: nvidia.com/gpu and dcu.com/gpu (whole cards: n -> gpu-core and gpu-memory-ratio
+///   n*100), koordinator.sh/gpu (-> gpu-core and gpu-memory-ratio of the same amount),
+///   gpu-core, gpu-memory, gpu-memory-ratio; rdma; fpga. The deprecated kubernetes.io/ names
+///   count where the koordinator.sh/ one is absent.
+/// - Percentages (koordinator.sh/gpu, gpu-core, gpu-memory-ratio, rdma, fpga) over 100 must be
+///   multiples of 100: "invalid resource unit koordinator.sh/gpu-core: 150".
+/// - Allowed combinations per type: one of the card counts alone, gpu-memory or
+///   gpu-memory-ratio alone, gpu-core with gpu-memory or with gpu-memory-ratio, rdma, fpga;
+///   anything else is "invalid resource device requests: [<names, sorted>]".
+/// Types are checked gpu, rdma, fpga, names in sorted order; the first fault is the error (a
+/// negative amount is one too). koordinator.sh/gpu.shared is not a DeviceShare resource in
+/// Koordinator v1.5 and is left alone.
+kube::Expected<PodDeviceRequests> podDeviceRequests(const Resource& pod_requests);
+
+}  // namespace koord::roles::scheduler::deviceshare

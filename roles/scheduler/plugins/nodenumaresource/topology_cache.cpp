@@ -1,0 +1,316 @@
+// TopologyOptions from a NodeResourceTopology, and the per-node cache the plugin reads.
+#include "plugins/nodenumaresource/topology_cache.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "koord/apis/input_limits.h"
+#include "koord/apis/reservation.h"
+#include "koord/cgroup/cpu_topology.h"
+#include "koord/core/metrics.h"
+#include "plugins/nodenumaresource/pod_policy.h"
+
+namespace koord::roles::scheduler::nodenumaresource {
+
+namespace {
+
+namespace json = boost::json;
+
+void appendError(std::string& errors, std::string_view what) {
+  if (!errors.empty())
+    errors += "; ";
+  errors += what;
+}
+
+// A CPU list of an annotation; an error names the annotation.
+bool addCpuList(std::string_view list, std::string_view annotation, CpuSet& into,
+                std::string& errors) {
+  if (list.empty())
+    return true;
+  auto cpus = CpuSet::parse(list);
+  if (!cpus) {
+    appendError(errors, fmt::format("{}: {}", annotation, cpus.error().message));
+    return false;
+  }
+  into.unionWith(*cpus);
+  return true;
+}
+
+// node.koordinator.sh/system-qos-resource: {"cpuset", "cpusetExclusive"}; the cpuset is kept
+// from pods only when exclusive (the default). Absent and null reserve nothing.
+void addSystemQosCpus(const kube::Labels& annotations, CpuSet& into, std::string& errors) {
+  auto it = annotations.find(apis::kAnnotationNodeSystemQOSResource);
+  if (it == annotations.end())
+    return;
+  auto fail = [&](std::string_view why) {
+    appendError(errors, fmt::format("{}: {}", apis::kAnnotationNodeSystemQOSResource, why));
+  };
+  if (it->second.size() > apis::kMaxAnnotationValueBytes)
+    return fail("longer than an annotation may be");
+  boost::system::error_code ec;
+  const json::value v = json::parse(it->second, ec);
+  if (ec)
+    return fail("not JSON");
+  if (v.is_null())
+    return;
+  if (!v.is_object())
+    return fail("expected an object");
+  const json::object& o = v.get_object();
+  bool exclusive = true;
+  if (const json::value* e = o.if_contains("cpusetExclusive"); e != nullptr && !e->is_null()) {
+    if (!e->is_bool())
+      return fail("cpusetExclusive: expected a boolean");
+    exclusive = e->get_bool();
+  }
+  const json::value* c = o.if_contains("cpuset");
+  if (c == nullptr || c->is_null())
+    return;
+  if (!c->is_string())
+    return fail("cpuset: expected a string");
+  if (exclusive)
+    addCpuList(c->get_string(), apis::kAnnotationNodeSystemQOSResource, into, errors);
+}
+
+NumaTopologyPolicy kubeletTopologyPolicy(const std::vector<std::string>& policies) {
+  for (const std::string& p : policies) {
+    if (p == apis::kTopologyPolicyBestEffort)
+      return NumaTopologyPolicy::kBestEffort;
+    if (p == apis::kTopologyPolicyRestricted)
+      return NumaTopologyPolicy::kRestricted;
+    if (p == apis::kTopologyPolicySingleNUMANodePodLevel)
+      return NumaTopologyPolicy::kSingleNUMANode;
+  }
+  return NumaTopologyPolicy::kNone;
+}
+
+bool labelsNeedTopology(const kube::Labels& labels) {
+  if (auto it = labels.find(kLabelNUMATopologyPolicy); it != labels.end() && !it->second.empty())
+    return true;
+  return nodeCpuBindPolicy(labels, false) != NodeCpuBindPolicy::kNone;
+}
+
+}  // namespace
+
+// ---- TopologyOptions ----
+
+TopologyOptions buildTopologyOptions(const apis::NodeResourceTopology& nrt) {
+  TopologyOptions out;
+  std::string& errors = out.error;
+
+  if (auto reported = apis::parseCPUTopologyAnnotation(nrt.annotations); !reported) {
+    appendError(errors, reported.error().message);
+  } else {
+    std::vector<cgroup::CpuInfo> cpus;
+    cpus.reserve(reported->detail.size());
+    for (const apis::CPUInfo& c : reported->detail)
+      cpus.push_back(cgroup::CpuInfo{c.id, c.core, c.socket, c.node});
+    if (auto topology = NodeCpuTopology::build(cpus); !topology)
+      appendError(errors, fmt::format("{}: {}", apis::kAnnotationNodeCPUTopology,
+                                      topology.error().message));
+    else
+      out.topology = std::move(*topology);
+  }
+
+  // CPUs the kubelet pinned for pods it manages: no koord pod may have them.
+  if (auto allocs = apis::parsePodCPUAllocs(nrt.annotations); !allocs) {
+    appendError(errors, allocs.error().message);
+  } else {
+    for (const apis::PodCPUAlloc& a : *allocs) {
+      if (a.managed_by_kubelet && !a.uid.empty())
+        addCpuList(a.cpuset, apis::kAnnotationNodeCPUAllocs, out.reserved_cpus, errors);
+    }
+  }
+
+  if (auto policy = apis::parseKubeletCPUManagerPolicy(nrt.annotations); !policy) {
+    appendError(errors, policy.error().message);
+  } else {
+    addCpuList(policy->reserved_cpus, apis::kAnnotationKubeletCPUManagerPolicy, out.reserved_cpus,
+               errors);
+    auto opt = policy->options.find(apis::kKubeletCPUManagerFullPCPUsOnlyOption);
+    out.kubelet_full_pcpus_only = policy->policy == apis::kKubeletCPUManagerPolicyStatic &&
+                                  opt != policy->options.end() && opt->second == "true";
+  }
+
+  // The koordlet copies the Node's reservation here; Koordinator reads it from this object.
+  if (auto reservation = apis::nodeReservation(nrt.annotations); !reservation)
+    appendError(errors, reservation.error().message);
+  else if (*reservation)
+    addCpuList((*reservation)->reserved_cpus, apis::kAnnotationNodeReservation, out.reserved_cpus,
+               errors);
+
+  addSystemQosCpus(nrt.annotations, out.reserved_cpus, errors);
+
+  out.numa_policy = kubeletTopologyPolicy(nrt.topology_policies);
+
+  for (const apis::Zone& zone : nrt.zones) {
+    if (zone.type != apis::kZoneTypeNode)
+      continue;
+    // Koordinator skips zones whose name is not "node-N".
+    const std::optional<int> id = apis::numaNodeOfZone(zone.name);
+    if (!id)
+      continue;
+    if (*id > kMaxNumaNodeId) {
+      appendError(errors, fmt::format("zone {}: NUMA node beyond {}", zone.name, kMaxNumaNodeId));
+      continue;
+    }
+    const bool duplicate = std::any_of(out.zones.begin(), out.zones.end(),
+                                       [&](const NumaNodeResources& z) { return z.node == *id; });
+    if (duplicate) {
+      appendError(errors, fmt::format("zone {}: NUMA node {} given twice", zone.name, *id));
+      continue;
+    }
+    kube::ResourceList allocatable;
+    for (const apis::ZoneResourceInfo& r : zone.resources)
+      allocatable.insert_or_assign(r.name, r.allocatable);
+    out.zones.push_back(NumaNodeResources{*id, NumaResources::fromList(allocatable)});
+  }
+  std::sort(out.zones.begin(), out.zones.end(),
+            [](const NumaNodeResources& a, const NumaNodeResources& b) { return a.node < b.node; });
+  return out;
+}
+
+// ---- NodeTopologyState ----
+
+const NodeTopologyState TopologyCache::kEmpty{};
+
+const NodeCpuTopology& NodeTopologyState::topology() const {
+  static const NodeCpuTopology kNone;
+  return options ? options->topology : kNone;
+}
+
+std::span<const NumaNodeResources> NodeTopologyState::zones() const {
+  if (!options)
+    return {};
+  return options->zones;
+}
+
+// ---- TopologyCache ----
+
+void TopologyCache::recount(NodeTopologyState& s) {
+  const bool needs = s.labels_need_topology || s.options_need_topology;
+  if (needs != s.counted) {
+    s.counted = needs;
+    needing_.fetch_add(needs ? 1 : -1, std::memory_order_relaxed);
+  }
+  const bool policy = s.options && s.options->numa_policy != NumaTopologyPolicy::kNone;
+  if (policy != s.counted_policy) {
+    s.counted_policy = policy;
+    with_policy_.fetch_add(policy ? 1 : -1, std::memory_order_relaxed);
+  }
+}
+
+void TopologyCache::rebuild(NodeTopologyState& s) {
+  s.allocation = NodeAllocation();
+  for (const auto& [uid, pod] : s.pods)
+    s.allocation.add(s.topology(), pod);
+}
+
+void TopologyCache::refreshDerived(NodeTopologyState& s) {
+  s.reserved_cpus = s.node_reserved_cpus;
+  s.error.clear();
+  if (s.options) {
+    s.reserved_cpus.unionWith(s.options->reserved_cpus);
+    s.error = s.options->error;
+  }
+  if (!s.node_error.empty())
+    appendError(s.error, s.node_error);
+  s.options_need_topology = s.options && (s.options->kubelet_full_pcpus_only ||
+                                          s.options->numa_policy != NumaTopologyPolicy::kNone);
+  recount(s);
+}
+
+void TopologyCache::publish(std::string_view node, const NodeTopologyState& s) const {
+  if (gauge_ != nullptr)
+    gauge_->with({node}).set(static_cast<double>(s.allocation.allocatedCpuSet().size()));
+}
+
+void TopologyCache::setTopology(std::string_view node,
+                                std::shared_ptr<const TopologyOptions> options) {
+  write(node, [&](NodeTopologyState& s) {
+    s.options = options;
+    refreshDerived(s);
+    rebuild(s);
+    publish(node, s);
+  });
+}
+
+void TopologyCache::setNode(const Node& node) {
+  write(node.name, [&](NodeTopologyState& s) {
+    s.labels_need_topology = labelsNeedTopology(node.labels);
+    std::string_view value;
+    if (auto it = node.annotations.find(apis::kAnnotationNodeReservation);
+        it != node.annotations.end())
+      value = it->second;
+    if (value != s.node_reservation_value) {
+      s.node_reservation_value = std::string(value);
+      s.node_reserved_cpus.clear();
+      s.node_error.clear();
+      if (auto reservation = apis::nodeReservation(node.annotations); !reservation)
+        s.node_error = reservation.error().message;
+      else if (*reservation)
+        addCpuList((*reservation)->reserved_cpus, apis::kAnnotationNodeReservation,
+                   s.node_reserved_cpus, s.node_error);
+    }
+    refreshDerived(s);
+  });
+}
+
+void TopologyCache::removeNode(std::string_view node) {
+  // Every entry lock is taken under the map lock, so the exclusive one alone guards the entry.
+  Shard& shard = shardOf(node);
+  std::unique_lock map_lock(shard.mu);
+  auto it = shard.nodes.find(node);
+  if (it == shard.nodes.end())
+    return;
+  NodeTopologyState& s = it->second.state;
+  if (gauge_ != nullptr)
+    gauge_->remove({std::string(node)});
+  if (!s.options) {
+    // Without options the entry counts for its labels at most.
+    if (s.counted)
+      needing_.fetch_sub(1, std::memory_order_relaxed);
+    shard.nodes.erase(it);
+    return;
+  }
+  s.pods.clear();
+  s.allocation = NodeAllocation();
+  s.labels_need_topology = false;
+  s.node_reserved_cpus.clear();
+  s.node_reservation_value.clear();
+  s.node_error.clear();
+  refreshDerived(s);
+}
+
+void TopologyCache::record(std::string_view node, NodeTopologyState& s, PodAllocation pod) {
+  s.allocation.update(s.topology(), pod);
+  std::string uid = pod.uid;
+  s.pods.insert_or_assign(std::move(uid), std::move(pod));
+  publish(node, s);
+}
+
+void TopologyCache::recordPod(std::string_view node, PodAllocation pod) {
+  write(node, [&](NodeTopologyState& s) { record(node, s, std::move(pod)); });
+}
+
+bool TopologyCache::releasePod(std::string_view node, std::string_view uid) {
+  Shard& shard = shardOf(node);
+  std::shared_lock map_lock(shard.mu);
+  auto it = shard.nodes.find(node);
+  if (it == shard.nodes.end())
+    return false;
+  std::lock_guard lock(it->second.mu);
+  NodeTopologyState& s = it->second.state;
+  auto pod = s.pods.find(uid);
+  if (pod == s.pods.end())
+    return false;
+  s.pods.erase(pod);
+  s.allocation.release(uid);
+  publish(node, s);
+  return true;
+}
+
+}  // namespace koord::roles::scheduler::nodenumaresource

@@ -37,26 +37,6 @@ namespace {
 // sysfs attributes and a node's meminfo are a few KiB at most.
 constexpr std::size_t kMaxSysfsFileBytes = 64 * 1024;
 
-// The file's text; nullopt when it does not exist; an error naming it when it cannot be read or
-// is longer than `limit`.
-Expected<std::optional<std::string>> readFile(const fs::path& path, std::size_t limit) {
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    return std::optional<std::string>();
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeKubeError(fmt::format("{}: cannot open", path.string()));
-  std::string text;
-  text.resize(limit + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad())
-    return makeKubeError(fmt::format("{}: read failed", path.string()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > limit)
-    return makeKubeError(fmt::format("{}: larger than {} bytes", path.string(), limit));
-  return std::optional<std::string>(std::move(text));
-}
-
 std::string_view trim(std::string_view s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos)
@@ -82,7 +62,7 @@ std::optional<std::int64_t> times(std::int64_t n, std::int64_t factor) {
 
 // "Node 0 MemTotal:       16318372 kB" -> bytes.
 Expected<std::int64_t> nodeMemTotal(const fs::path& path) {
-  auto text = readFile(path, kMaxSysfsFileBytes);
+  auto text = readFileBounded(path, kMaxSysfsFileBytes);
   if (!text)
     return text.error();
   if (!*text)
@@ -114,7 +94,7 @@ Expected<std::int64_t> nodeMemTotal(const fs::path& path) {
 Expected<std::int64_t> nodeHugepages(const fs::path& node_dir, std::int64_t page_kib) {
   const fs::path path =
       node_dir / "hugepages" / fmt::format("hugepages-{}kB", page_kib) / "nr_hugepages";
-  auto text = readFile(path, kMaxSysfsFileBytes);
+  auto text = readFileBounded(path, kMaxSysfsFileBytes);
   if (!text)
     return text.error();
   if (!*text)
@@ -561,6 +541,24 @@ json::value zonesJson(std::span<const apis::Zone> zones) {
 
 }  // namespace
 
+Expected<std::optional<std::string>> readFileBounded(const fs::path& path, std::size_t limit) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return std::optional<std::string>();
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeKubeError(fmt::format("{}: cannot open", path.string()));
+  std::string text;
+  text.resize(limit + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad())
+    return makeKubeError(fmt::format("{}: read failed", path.string()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > limit)
+    return makeKubeError(fmt::format("{}: larger than {} bytes", path.string(), limit));
+  return std::optional<std::string>(std::move(text));
+}
+
 Expected<std::vector<NumaMemory>> readNumaMemory(const fs::path& sys_root, bool hugepages) {
   const fs::path root = sys_root / "devices/system/node";
   std::vector<NumaMemory> out;
@@ -609,12 +607,12 @@ apis::CPUBasicInfo readCPUBasicInfo(const fs::path& proc_root, const fs::path& s
                                     const cgroup::CpuTopology& topology) {
   apis::CPUBasicInfo info;
   // /proc/cpuinfo is about 1 KiB per CPU; the first processor's lines are all that is read.
-  auto cpuinfo = readFile(proc_root / "cpuinfo", 16 * 1024 * 1024);
+  auto cpuinfo = readFileBounded(proc_root / "cpuinfo", 16 * 1024 * 1024);
   const std::string text = cpuinfo && *cpuinfo ? std::move(**cpuinfo) : std::string();
   info.cpu_model = cpuinfoValue(text, {"model name", "Model Name"});
   info.vendor_id = cpuinfoValue(text, {"vendor_id"});
 
-  auto smt = readFile(sys_root / "devices/system/cpu/smt/active", kMaxSysfsFileBytes);
+  auto smt = readFileBounded(sys_root / "devices/system/cpu/smt/active", kMaxSysfsFileBytes);
   if (smt && *smt && parseNumber<int>(trim(**smt))) {
     info.hyper_thread_enabled = parseNumber<int>(trim(**smt)) == 1;
   } else {
@@ -623,10 +621,10 @@ apis::CPUBasicInfo readCPUBasicInfo(const fs::path& proc_root, const fs::path& s
       info.hyper_thread_enabled = info.hyper_thread_enabled || ++threads[coreOf(c)] > 1;
   }
   auto no_turbo =
-      readFile(sys_root / "devices/system/cpu/intel_pstate/no_turbo", kMaxSysfsFileBytes);
+      readFileBounded(sys_root / "devices/system/cpu/intel_pstate/no_turbo", kMaxSysfsFileBytes);
   if (no_turbo && *no_turbo)
     info.turbo_enabled = parseNumber<int>(trim(**no_turbo)) == 0;
-  auto cbm = readFile(sys_fs_root / "resctrl/info/L3/cbm_mask", kMaxSysfsFileBytes);
+  auto cbm = readFileBounded(sys_fs_root / "resctrl/info/L3/cbm_mask", kMaxSysfsFileBytes);
   if (cbm && *cbm)
     info.cat_l3_cbm_mask = std::string(trim(**cbm));
   return info;

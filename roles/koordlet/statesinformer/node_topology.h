@@ -36,6 +36,11 @@ struct NumaMemory {
   friend bool operator==(const NumaMemory&, const NumaMemory&) = default;
 };
 
+/// The file's text; nullopt when it does not exist; an error naming it when it cannot be read or
+/// is longer than `limit` (sysfs and proc files, the kubelet's CPU manager checkpoint).
+kube::Expected<std::optional<std::string>> readFileBounded(const std::filesystem::path& path,
+                                                           std::size_t limit);
+
 /// MemTotal of `<sys_root>/devices/system/node/node<N>/meminfo` for each node directory, by N;
 /// with `hugepages` (the HugePageReport gate) also the 2 MiB and 1 GiB pages of
 /// node<N>/hugepages/hugepages-{2048,1048576}kB/nr_hugepages (absent: none). Empty without the

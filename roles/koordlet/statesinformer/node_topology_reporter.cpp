@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -45,21 +44,16 @@ constexpr std::size_t kMaxLoggedWarnings = 1024;
 // The kubelet's checkpoint; nullopt when it cannot be read (the warning says why).
 std::optional<std::string> readCPUManagerState(const std::filesystem::path& path,
                                                std::vector<std::string>& warnings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = readFileBounded(path, kMaxCPUManagerStateBytes);
+  if (!text) {
+    warnings.push_back(text.error().message);
+    return std::nullopt;
+  }
+  if (!*text) {
     warnings.push_back(fmt::format("{}: cannot open", path.string()));
     return std::nullopt;
   }
-  std::string text;
-  text.resize(kMaxCPUManagerStateBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.bad() || text.size() > kMaxCPUManagerStateBytes) {
-    warnings.push_back(fmt::format("{}: unreadable or larger than {} bytes", path.string(),
-                                   kMaxCPUManagerStateBytes));
-    return std::nullopt;
-  }
-  return text;
+  return std::move(**text);
 }
 
 }  // namespace

@@ -2,16 +2,17 @@
 // provider interface NodeNUMAResource and DeviceShare implement, and the per-node affinity store.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cycle_state.h"
+#include "koord/core/string_map.h"
 #include "node_info.h"
 #include "pod_info.h"
 #include "status.h"
@@ -74,8 +75,11 @@ class NUMAAffinityStore final : public StateData {
   NUMATopologyHint get(std::string_view node) const;
 
  private:
+  /// False until the first set(): most cycles align nothing, and their Score and Reserve calls
+  /// then take no lock.
+  mutable std::atomic<bool> any_{false};
   mutable std::mutex mu_;
-  mutable std::unordered_map<std::string, NUMATopologyHint> by_node_;
+  mutable StringMap<NUMATopologyHint> by_node_;
 };
 
 /// Creates the cycle's store (PreFilter; a later PreFilter keeps the first one).

@@ -191,7 +191,8 @@ EOF
     -cgroup-root-dir=/sys/fs/cgroup/ -kubelet-config-file="$KOORD_KUBELET_ROOT_DIR/config.yaml" \
     -addr=127.0.0.1:$KOORDLET_PORT -runtime-hooks-addr="$RUN/koordlet-run/koordlet.sock" \
     -runtime-hooks-host-endpoint="$RUN/koordlet-run/koordlet.sock" \
-    -runtime-hooks-config-path="$DIR/hookserver.d" -v=2
+    -runtime-hooks-config-path="$DIR/hookserver.d" -tsdb-path="$RUN/koordlet-data/metric-data" \
+    -prediction-checkpoint-filepath="$RUN/koordlet-data/prediction-checkpoints" -v=2
 
   wait_for "manager ready" 90 http_get $MANAGER_HEALTH /readyz ||
     { show_role_log manager; die "koord manager is not ready"; }

@@ -8,14 +8,19 @@
 
 #include "koord/app/role_app.h"
 #include "koord/core/feature_gate.h"
+#include "koord/core/flags.h"
+#include "koord/core/log.h"
 #include "koord/kube/event_recorder.h"
 #include "koord/kube/rest_client.h"
 #include "koordlet_options.h"
 #include "koordlet_startup.h"
 #include "metriccache/metric_cache.h"
+#include "metriccache/metric_cache_checkpoint.h"
 #include "metricsadvisor/resource_collector.h"
 #include "metricsadvisor/usage_gauges.h"
 #include "periodic_task.h"
+#include "prediction/peak_predict_server.h"
+#include "prediction/prediction_runner.h"
 #include "qosmanager/evict/pod_evictor.h"
 #include "qosmanager/qos_manager.h"
 #include "runtimehooks/cpuset/cpuset_rule_store.h"
@@ -43,6 +48,21 @@ metriccache::MetricCacheOptions metricCacheOptions(const KoordletOptions& o) {
                     metriccache::MetricKind::kContainerMemoryUsage})
     cache_options.retention_by_kind.emplace_back(kind, seconds(600));
   return cache_options;
+}
+
+// Koordinator's prediction-* flags.
+prediction::PredictionConfig predictionConfig(const KoordletOptions& o) {
+  prediction::PredictionConfig c;
+  c.checkpoint_dir = o.prediction_checkpoint_filepath;
+  c.cold_start = o.prediction_cold_start_duration;
+  c.safety_margin_percent = o.prediction_safety_margin_percent;
+  c.memory_half_life = o.prediction_memory_histogram_decay_halflife;
+  c.cpu_half_life = o.prediction_cpu_histogram_decay_halflife;
+  c.training_interval = o.prediction_training_interval;
+  c.model_expiration = o.prediction_model_expiration_duration;
+  c.checkpoint_interval = o.prediction_model_checkpoint_interval;
+  c.checkpoint_max_per_step = o.prediction_model_checkpoint_max_per_step;
+  return c;
 }
 
 // Accelerators (off by default, as in Koordinator): the node's Device object from the
@@ -119,6 +139,11 @@ struct Koordlet::Impl {
   ResourceCollector collector;
   PeriodicTask collect;
   PeriodicTask gc;
+  // Null with -metric-cache-checkpoint-interval=0; after the cache its thread reads.
+  std::unique_ptr<metriccache::CheckpointWriter> checkpoint;
+  // Peak prediction for the NodeMetric's prodReclaimableMetric, on a thread of its own.
+  prediction::PeakPredictServer predictor;
+  prediction::PredictionRunner prediction_runner;
   std::unique_ptr<NodeMetricReporter> reporter;
   std::unique_ptr<NodeDeviceReporter> device_reporter;
   std::unique_ptr<NodeTopologyReporter> topology_reporter;
@@ -159,8 +184,11 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
               }),
       gc(io, "metric cache gc", seconds(o.metric_gc_interval_seconds),
          [this] { cache.collectGarbage(std::chrono::system_clock::now()); }),
+      predictor(predictionConfig(o)),
+      prediction_runner(predictor, cache, [this] { return states.snapshot(); }),
       reporter(o.enable_node_metric_report
-                   ? std::make_unique<NodeMetricReporter>(client, io, states, cache, role.metrics())
+                   ? std::make_unique<NodeMetricReporter>(client, io, states, cache, role.metrics(),
+                                                          &predictor)
                    : nullptr),
       device_reporter(deviceReporter(client, io, states, o, gates, role.metrics())),
       topology_reporter(topologyReporter(client, io, states, topology, o, gates, role.metrics())),
@@ -179,6 +207,20 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
       readiness(io, "readiness", milliseconds(500), [this] {
         role.health().setReady(states.hasSynced(), "node and pods not synced yet");
       }) {
+  // The cache's windows survive a restart: restored before any collector runs.
+  if (o.metric_cache_checkpoint_interval > milliseconds::zero()) {
+    metriccache::restoreCheckpointFile(
+        cache, o.tsdb_path,
+        {.now = std::chrono::system_clock::now(), .max_age = o.tsdb_retention_duration});
+    checkpoint = std::make_unique<metriccache::CheckpointWriter>(
+        cache, o.tsdb_path, o.metric_cache_checkpoint_interval);
+  } else {
+    for (const char* name : {"tsdb-path", "tsdb-retention-duration"}) {
+      if (flags.changed(name))
+        KOORD_LOG_WARNING("koordlet: -{} has no effect with -metric-cache-checkpoint-interval=0",
+                          name);
+    }
+  }
   // Eviction rounds wait for the API server to say which Eviction version it takes: a round
   // that ran on a guess would cool down after evictions the server refused.
   evictor.discoverEvictionVersion(io);
@@ -215,6 +257,9 @@ void Koordlet::start() {
   m.states.start();
   m.collect.start();
   m.gc.start(seconds(m.o.metric_gc_interval_seconds));
+  if (m.checkpoint)
+    m.checkpoint->start();
+  m.prediction_runner.start();
   if (m.reporter)
     m.reporter->start();
   if (m.device_reporter)
@@ -233,6 +278,10 @@ void Koordlet::stop() {
   m.readiness.stop();
   m.collect.stop();
   m.gc.stop();
+  // After the collector, so the last checkpoint holds its last samples.
+  if (m.checkpoint)
+    m.checkpoint->stop();
+  m.prediction_runner.stop();
   if (m.reporter)
     m.reporter->stop();
   if (m.device_reporter)

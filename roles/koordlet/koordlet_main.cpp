@@ -3,13 +3,17 @@
 #include <string_view>
 #include <utility>
 
+#include "audit/audit_setup.h"
+#include "feature_probes.h"
 #include "koord/apis/features.h"
 #include "koord/app/role_app.h"
 #include "koord/cgroup/cgroup_version.h"
 #include "koord/core/log.h"
 #include "koordlet.h"
+#include "koordlet_inert_flags.h"
 #include "koordlet_options.h"
 #include "koordlet_startup.h"
+#include "runtimehooks/groupidentity/group_identity_hook.h"
 
 namespace koord::roles::koordlet {
 
@@ -28,13 +32,20 @@ int roleMain(int argc, char** argv) {
     validate(o);
 
     auto root = cgroupRoot(o);
+    const cgroup::CgroupRoot probe_root = root;
+    groupIdentityState().setProcRoot(o.proc_root_dir);
     auto topology = cpuTopology(o);
     KOORD_LOG_INFO("koordlet: node {}, cgroup {} ({} driver) at {}, {} CPUs", o.node_name,
                    cgroup::cgroupVersionName(root.version), cgroup::cgroupDriverName(root.driver),
                    root.root.string(), topology.cpus.size());
 
     app::RoleApp role("koordlet");
-    role.serveOps(o.addr);
+    // Before the server starts (it serves the audit log) and outliving the koordlet (whose
+    // strategies record to it).
+    auto auditor = audit::koordletAuditor(o, gates, flags);
+    audit::DefaultAuditorScope audit_scope(auditor);
+    role.serveOps(o.addr, app::OpsEndpoints::kAll, nullptr,
+                  [&](http::Server& server) { audit::addAuditHandler(server, auditor, gates); });
     Koordlet koordlet(role, o, gates, flags,
                       {.cgroup_root = std::move(root),
                        .topology = std::move(topology),
@@ -42,7 +53,9 @@ int roleMain(int argc, char** argv) {
                                                           o.kube_api_burst, "koordlet")});
     koordlet.start();
     role.reactor().onShutdown([&] { koordlet.stop(); });
-    app::warnGatesWithoutEffect(gates, "koordlet");
+    warnInertFlags(flags);
+    markUnavailableFeatures(gates, o, probe_root);
+    app::reportGateEffects(gates, "koordlet", role.metrics(), "koordlet");
     return role.run();
   });
 }

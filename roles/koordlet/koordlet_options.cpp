@@ -130,6 +130,93 @@ void registerFlags(FlagSet& f, KoordletOptions& o, const FeatureGate& gates, boo
             "enable/disable runtime hooks nri mode");
   f.addDuration("runtime-hooks-reconcile-interval", &o.runtime_hooks_reconcile_interval, 10s,
                 "reconcile interval for each plugins");
+
+  f.addString("tsdb-path", &o.tsdb_path, "/metric-data/",
+              "Base path for metric data storage: the metric cache's checkpoint is written there.");
+  f.addDuration("tsdb-retention-duration", &o.tsdb_retention_duration, 12h,
+                "Duration of persisted data to keep: older checkpointed samples are not restored.");
+  f.addDuration("metric-cache-checkpoint-interval", &o.metric_cache_checkpoint_interval, 60s,
+                "How often the metric cache is checkpointed to -tsdb-path (and at shutdown), to "
+                "be restored after a restart; 0 disables the checkpoint (koord's own).");
+  f.addDuration("collect-cpi-timewindow", &o.collect_cpi_timewindow, 10s,
+                "Collect cpi time window.");
+
+  f.addString("audit-log-dir", &o.audit_log_dir, "/var/log/koordlet", "The dir of audit log");
+  f.addInt("audit-verbose", &o.audit_verbose, 3,
+           "The verbose of the audit log: events above it are not recorded (0: all)");
+  f.addInt("audit-max-disk-space-mb", &o.audit_max_disk_space_mb, 16,
+           "Max disk space occupied of audit log");
+  f.addInt("audit-max-concurrent-readers", &o.audit_max_concurrent_readers, 4,
+           "Max concurrent readers of the audit log");
+  f.addInt("audit-max-events-limit", &o.audit_max_events_limit, 2048,
+           "Max events limit in one request of the audit log");
+
+  f.addString("prediction-checkpoint-filepath", &o.prediction_checkpoint_filepath,
+              "/prediction-checkpoints",
+              "Directory where the peak predictor keeps one checkpoint file per model.");
+  f.addDuration("prediction-cold-start-duration", &o.prediction_cold_start_duration, 24h,
+                "How long after its creation a pod's own prediction is not trusted yet.");
+  f.addInt("prediction-safety-margin-percent", &o.prediction_safety_margin_percent, 10,
+           "Headroom kept above the predicted peak, in percent of it.");
+  f.addDuration("prediction-memory-histogram-decay-halflife",
+                &o.prediction_memory_histogram_decay_halflife, 24h,
+                "Age at which a memory usage sample weighs half as much as a new one.");
+  f.addDuration("prediction-cpu-histogram-decay-halflife",
+                &o.prediction_cpu_histogram_decay_halflife, 12h,
+                "Age at which a CPU usage sample weighs half as much as a new one.");
+  f.addDuration("prediction-training-interval", &o.prediction_training_interval, 1min,
+                "How often the prediction models take a usage sample.");
+  f.addDuration("prediction-model-expiration-duration", &o.prediction_model_expiration_duration,
+                30min, "A prediction model not trained for this long is dropped.");
+  f.addDuration("prediction-model-checkpoint-interval", &o.prediction_model_checkpoint_interval,
+                10min, "How often each prediction model is checkpointed.");
+  f.addInt("prediction-model-checkpoint-max-per-step", &o.prediction_model_checkpoint_max_per_step,
+           12, "At most this many prediction models are checkpointed per step.");
+
+  // Without effect in koord: koordlet_inert_flags.cpp.
+  f.addBool("enable-pprof", &o.enable_pprof, false, "Enable pprof for koordlet (no effect).");
+  f.addString("pprof-addr", &o.pprof_addr, ":9317", "The address the pprof binds to (no effect).");
+  f.addDuration("report-interval", &o.report_interval, 0s,
+                "Deprecated since Koordinator v1.1, use ColocationStrategy."
+                "MetricReportIntervalSeconds in the slo-controller config (no effect).");
+  f.addDuration("collect-node-storage-info-interval", &o.collect_node_storage_info_interval, 1s,
+                "Collect node storage info interval (no effect).");
+  f.addBool("tsdb-enable-prometheus-metric", &o.tsdb_enable_prometheus_metric, true,
+            "Enable prometheus metric for tsdb (no effect).");
+  f.addInt("tsdb-stripe-size", &o.tsdb_stripe_size, 1 << 14,
+           "Size in entries of the series hash map (no effect).");
+  f.addInt64("tsdb-max-bytes", &o.tsdb_max_bytes, std::int64_t{100} << 20,
+             "Maximum number of bytes in blocks to be retained (no effect).");
+  f.addInt("tsdb-wal-segment-size", &o.tsdb_wal_segment_size, 1 << 20,
+           "Byte size of WAL(Write Ahead Log) (no effect).");
+  f.addInt64("tsdb-max-block-chunk-segment-size", &o.tsdb_max_block_chunk_segment_size,
+             std::int64_t{5} << 20, "The max size of block chunk segment files (no effect).");
+  f.addDuration("tsdb-min-block-duration", &o.tsdb_min_block_duration, 10min,
+                "The timestamp range of head blocks after which they get persisted (no effect).");
+  f.addDuration("tsdb-max-block-duration", &o.tsdb_max_block_duration, 10min,
+                "The maximum timestamp range of compacted blocks (no effect).");
+  f.addInt("tsdb-head-chunks-write-buffer-size", &o.tsdb_head_chunks_write_buffer_size, 1 << 20,
+           "Write buffer size used by the head chunks mapper (no effect).");
+  f.addString("runtime-hooks-plugin-failure-policy", &o.runtime_hooks_plugin_failure_policy,
+              "Ignore",
+              "stop running other hooks once someone failed: Ignore or Fail (no effect: koord's "
+              "hooks never fail a request)");
+  f.addDuration("runtime-hooks-nri-connect-timeout", &o.runtime_hooks_nri_connect_timeout, 6s,
+                "nri server connect time out (no effect).");
+  f.addDuration("runtime-hooks-nri-backoff-duration", &o.runtime_hooks_nri_backoff_duration, 1s,
+                "nri server backoff duration (no effect).");
+  f.addDuration("runtime-hooks-nri-backoff-cap", &o.runtime_hooks_nri_backoff_cap,
+                o.runtime_hooks_nri_backoff_cap, "nri server backoff cap (no effect).");
+  f.addInt("runtime-hooks-nri-backoff-steps", &o.runtime_hooks_nri_backoff_steps, 2147483647,
+           "nri server backoff steps (no effect).");
+  f.addDouble("runtime-hooks-nri-backoff-factor", &o.runtime_hooks_nri_backoff_factor, 2,
+              "nri server reconnect backoff factor (no effect).");
+  f.addString("runtime-hooks-nri-socket-path", &o.runtime_hooks_nri_socket_path, "nri/nri.sock",
+              "nri server socket path (no effect).");
+  f.addString("runtime-hooks-nri-plugin-name", &o.runtime_hooks_nri_plugin_name, "nri/nri.sock",
+              "nri plugin name of the koordlet runtime hooks (no effect).");
+  f.addString("runtime-hooks-nri-plugin-index", &o.runtime_hooks_nri_plugin_index, "00",
+              "nri plugin index of the koordlet runtime hooks (no effect).");
   f.addHelpSection("Environment", {"NODE_NAME (required)  the node this koordlet runs on",
                                    "agent_mode=hostMode  default the roots to host paths"});
 }
@@ -178,6 +265,33 @@ void validate(const KoordletOptions& o) {
         "-kubelet-insecure-tls needs the kubelet's read-only port: "
         "-kubelet-read-only-port=0 leaves none");
   }
+  if (o.runtime_hooks_plugin_failure_policy != "Ignore" &&
+      o.runtime_hooks_plugin_failure_policy != "Fail") {
+    throw FlagError(fmt::format("-runtime-hooks-plugin-failure-policy={:?}: must be Ignore or Fail",
+                                o.runtime_hooks_plugin_failure_policy));
+  }
+  if (o.metric_cache_checkpoint_interval < milliseconds::zero())
+    throw FlagError("-metric-cache-checkpoint-interval must not be negative");
+  if (o.metric_cache_checkpoint_interval > milliseconds::zero() && o.tsdb_path.empty())
+    throw FlagError(
+        "-tsdb-path is empty: the metric cache checkpoint needs a directory "
+        "(-metric-cache-checkpoint-interval=0 turns it off)");
+  positive("prediction-cpu-histogram-decay-halflife", o.prediction_cpu_histogram_decay_halflife);
+  positive("prediction-memory-histogram-decay-halflife",
+           o.prediction_memory_histogram_decay_halflife);
+  positive("prediction-training-interval", o.prediction_training_interval);
+  positive("prediction-model-expiration-duration", o.prediction_model_expiration_duration);
+  if (o.prediction_cold_start_duration < milliseconds::zero() ||
+      o.prediction_model_checkpoint_interval < milliseconds::zero())
+    throw FlagError(
+        "-prediction-cold-start-duration and -prediction-model-checkpoint-interval must not be "
+        "negative");
+  if (o.prediction_safety_margin_percent < 0 || o.prediction_model_checkpoint_max_per_step < 0)
+    throw FlagError(
+        "-prediction-safety-margin-percent and -prediction-model-checkpoint-max-per-step must "
+        "not be negative");
+  if (o.prediction_checkpoint_filepath.empty())
+    throw FlagError("-prediction-checkpoint-filepath must name a directory");
   if (o.node_name.empty()) {
     throw app::ConfigError("NODE_NAME is not set: the koordlet must know which node it runs on");
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,56 @@ struct KoordletOptions {
   std::vector<std::string> runtime_hooks_disable_stages;
   bool enable_nri_runtime_hook = true;
   milliseconds runtime_hooks_reconcile_interval{10000};
+
+  // The metric cache's checkpoint (metriccache/metric_cache_checkpoint.h) in Koordinator's TSDB
+  // directory, restored within its retention; the interval is koord's own (0: no checkpoint).
+  std::string tsdb_path = "/metric-data/";
+  milliseconds tsdb_retention_duration{12 * 3600 * 1000};
+  milliseconds metric_cache_checkpoint_interval{60000};
+  // CPI collector's measuring window.
+  milliseconds collect_cpi_timewindow{10000};
+
+  // Audit (audit/auditor.h), with the AuditEvents gate.
+  std::string audit_log_dir = "/var/log/koordlet";
+  int audit_verbose = 3;
+  int audit_max_disk_space_mb = 16;
+  int audit_max_concurrent_readers = 4;
+  int audit_max_events_limit = 2048;
+
+  // Peak prediction (prediction/): the models behind the NodeMetric's prodReclaimableMetric.
+  std::string prediction_checkpoint_filepath = "/prediction-checkpoints";
+  milliseconds prediction_cold_start_duration{24 * 3600 * 1000};
+  int prediction_safety_margin_percent = 10;
+  milliseconds prediction_memory_histogram_decay_halflife{24 * 3600 * 1000};
+  milliseconds prediction_cpu_histogram_decay_halflife{12 * 3600 * 1000};
+  milliseconds prediction_training_interval{60000};
+  milliseconds prediction_model_expiration_duration{30 * 60 * 1000};
+  milliseconds prediction_model_checkpoint_interval{10 * 60 * 1000};
+  int prediction_model_checkpoint_max_per_step = 12;
+
+  // Accepted with Koordinator's defaults; no effect here (koordlet_inert_flags.cpp says why).
+  bool enable_pprof = false;
+  std::string pprof_addr = ":9317";
+  milliseconds report_interval{0};
+  milliseconds collect_node_storage_info_interval{1000};
+  bool tsdb_enable_prometheus_metric = true;
+  int tsdb_stripe_size = 1 << 14;
+  std::int64_t tsdb_max_bytes = std::int64_t{100} << 20;
+  int tsdb_wal_segment_size = 1 << 20;
+  std::int64_t tsdb_max_block_chunk_segment_size = std::int64_t{5} << 20;
+  milliseconds tsdb_min_block_duration{600000};
+  milliseconds tsdb_max_block_duration{600000};
+  int tsdb_head_chunks_write_buffer_size = 1 << 20;
+  std::string runtime_hooks_plugin_failure_policy = "Ignore";
+  milliseconds runtime_hooks_nri_connect_timeout{6000};
+  milliseconds runtime_hooks_nri_backoff_duration{1000};
+  milliseconds runtime_hooks_nri_backoff_cap{((std::int64_t{1} << 62) - 1) / 1000000};
+  int runtime_hooks_nri_backoff_steps = 2147483647;
+  double runtime_hooks_nri_backoff_factor = 2;
+  std::string runtime_hooks_nri_socket_path = "nri/nri.sock";
+  // Koordinator registers this flag with the socket path as its default.
+  std::string runtime_hooks_nri_plugin_name = "nri/nri.sock";
+  std::string runtime_hooks_nri_plugin_index = "00";
 };
 
 /// `host_mode`: Koordinator's agent_mode=hostMode, where roots default to the host's own paths

@@ -51,6 +51,11 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
   const auto now = std::chrono::system_clock::now();
   auto result =
       noderesource::calculateBatchResource(node->view, pod_ptrs, metric.get(), strategy, now);
+  // MidResource, when --noderesource-plugins has it; off, the node's mid resources stay as
+  // they are, as Koordinator leaves a disabled plugin's resources.
+  std::optional<noderesource::MidResult> mid;
+  if (device_plugins_.mid)
+    mid = noderesource::calculateMidResource(node->view, metric.get(), strategy, now);
 
   std::optional<std::chrono::system_clock::time_point> last;
   {
@@ -60,6 +65,8 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
   }
   auto decision =
       noderesource::needSync(node->view.current_batch, result.desired, strategy, last, now);
+  if (!decision.need && mid)
+    decision = noderesource::needMidSync(node->view.current_mid, mid->desired, strategy);
   // The device plugins change nothing while colocation is off for the node (Koordinator's reset
   // runs only the plugins' Reset, and theirs return nothing), nor where the API server serves
   // no Device.
@@ -90,7 +97,7 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
   if (!decision.need && !devices.need_status && !need_meta)
     return ReconcileResult::after(requeue);
   if (decision.need || devices.need_status) {
-    if (auto failed = writeStatus(name, result, devices,
+    if (auto failed = writeStatus(name, result, mid ? &*mid : nullptr, devices,
                                   decision.need ? decision.reason : devices.status_reason, now))
       return *failed;
   }
@@ -115,11 +122,13 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
 
 std::optional<ReconcileResult> NodeResourceReconciler::writeStatus(
     const std::string& name, const noderesource::BatchResult& result,
-    const noderesource::DeviceResourceSync& devices, const std::string& reason,
-    std::chrono::system_clock::time_point now) {
+    const noderesource::MidResult* mid, const noderesource::DeviceResourceSync& devices,
+    const std::string& reason, std::chrono::system_clock::time_point now) {
   const std::string state(noderesource::batchStateName(result.state));
   kube::ResourceRef ref{"", "v1", "nodes", "", name, "status"};
   auto patch = noderesource::buildNodeStatusPatch(result.desired);
+  if (mid)
+    noderesource::addMidResourcesToPatch(patch, mid->desired);
   noderesource::addDeviceResourcesToPatch(patch, devices);
   auto r = client_.patchSync(ref, kube::PatchType::kMergePatch, patch);
   if (!r) {
@@ -139,6 +148,11 @@ std::optional<ReconcileResult> NodeResourceReconciler::writeStatus(
                    result.cpu_message, result.memory_message);
   else
     KOORD_LOG_INFO("node {}: batch resources removed: {}", name, result.reason);
+  if (mid && mid->state == noderesource::BatchState::kCalculated)
+    KOORD_LOG_INFO("node {}: mid resources written: {}; {}", name, mid->cpu_message,
+                   mid->memory_message);
+  else if (mid)
+    KOORD_LOG_INFO("node {}: mid resources removed: {}", name, mid->reason);
   if (!devices.resources.empty()) {
     std::string written;
     for (const auto& [resource, value] : devices.resources)

@@ -13,6 +13,7 @@
 #include "koord/core/metrics.h"
 #include "noderesource/batch_resource.h"
 #include "noderesource/device_resource.h"
+#include "noderesource/mid_resource.h"
 
 namespace koord::kube {
 class RestClient;
@@ -32,10 +33,11 @@ class NodeResourceReconciler {
   ReconcileResult reconcile(const std::string& node_name);
 
  private:
-  /// Patches the node's status with the batch and device resources; the failure to return, or
-  /// nullopt once written.
+  /// Patches the node's status with the batch, mid (when the plugin is on) and device
+  /// resources; the failure to return, or nullopt once written.
   std::optional<ReconcileResult> writeStatus(const std::string& name,
                                              const noderesource::BatchResult& result,
+                                             const noderesource::MidResult* mid,
                                              const noderesource::DeviceResourceSync& devices,
                                              const std::string& reason,
                                              std::chrono::system_clock::time_point now);

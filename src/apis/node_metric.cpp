@@ -304,10 +304,19 @@ kube::Expected<NodeMetric> decodeNodeMetric(const boost::json::value& v) {
   if (!reclaimable)
     return reclaimable.error();
   if (*reclaimable != nullptr) {
-    auto resource = resourceMap(**reclaimable, "resource", "status.prodReclaimableMetric");
+    // Only a present resources map counts: Koordinator's koordlet writes an empty
+    // ReclaimableMetric when its prediction fails, and its MidResource degrades on a nil one.
+    auto resource = objectField(**reclaimable, "resource", "status.prodReclaimableMetric");
     if (!resource)
       return resource.error();
-    out.prod_reclaimable = std::move(*resource);
+    const json::value* resources = *resource != nullptr ? field(**resource, "resources") : nullptr;
+    if (resources != nullptr && !resources->is_null()) {
+      auto list =
+          kube::decodeResourceList(*resources, "status.prodReclaimableMetric.resource.resources");
+      if (!list)
+        return list.error();
+      out.prod_reclaimable = std::move(*list);
+    }
   }
   return out;
 }

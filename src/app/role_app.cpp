@@ -32,6 +32,21 @@ void warnGatesWithoutEffect(const FeatureGate& gates, std::string_view role) {
     KOORD_LOG_WARNING("{}: feature gate {} has no effect in koord yet", role, setting);
 }
 
+void reportGateEffects(const FeatureGate& gates, std::string_view role, metrics::Registry& registry,
+                       std::string_view prefix) {
+  warnGatesWithoutEffect(gates, role);
+  auto& gauge =
+      registry.gauge(fmt::format("{}_feature_enabled", prefix),
+                     "Whether a feature gate is on (1) or off (0); effective=false when it is on "
+                     "but does nothing in this build or on this host",
+                     {"feature", "effective"});
+  for (const FeatureGate::Effect& e : gates.effects()) {
+    if (e.enabled && !e.effective)
+      KOORD_LOG_WARNING("{}: feature gate {} is on but has no effect: {}", role, e.name, e.why);
+    gauge.with({e.name, e.effective ? "true" : "false"}).set(e.enabled ? 1.0 : 0.0);
+  }
+}
+
 void applyCommonOptions(const CommonOptions& options, FeatureGate* gates) {
   if (options.verbosity < 0)
     throw FlagError("invalid value for -v: must be >= 0");
@@ -106,7 +121,8 @@ metrics::Registry& RoleApp::metrics() {
   return metrics::Registry::global();
 }
 
-uint16_t RoleApp::serveOps(const std::string& address, OpsEndpoints which, const TlsFiles* tls) {
+uint16_t RoleApp::serveOps(const std::string& address, OpsEndpoints which, const TlsFiles* tls,
+                           const std::function<void(http::Server&)>& extra) {
   http::ServerOptions options;
   options.address = address;
   options.name = impl_->role;
@@ -119,6 +135,8 @@ uint16_t RoleApp::serveOps(const std::string& address, OpsEndpoints which, const
   }
   auto server = std::make_unique<http::Server>(impl_->reactor.context(), options);
   http::registerOpsHandlers(*server, impl_->health, metrics(), which);
+  if (extra)
+    extra(*server);
   try {
     server->start();
   } catch (const std::exception& e) {

@@ -28,7 +28,7 @@ struct Entry {
 };
 
 // Writable entries first: the writer's allowlist is exactly these rows.
-constexpr std::array<Entry, 13> kTable{{
+constexpr std::array<Entry, 18> kTable{{
     {Resource::kCpuShares, {"cpu", "cpu.shares"}, {"", "cpu.weight"}, true},
     {Resource::kCpuCfsQuota, {"cpu", "cpu.cfs_quota_us"}, {"", "cpu.max"}, true},
     {Resource::kCpuCfsPeriod, {"cpu", "cpu.cfs_period_us"}, {"", "cpu.max"}, true},
@@ -42,6 +42,11 @@ constexpr std::array<Entry, 13> kTable{{
     {Resource::kMemoryUsage, {"memory", "memory.usage_in_bytes"}, {"", "memory.current"}, false},
     {Resource::kMemoryStat, {"memory", "memory.stat"}, {"", "memory.stat"}, false},
     {Resource::kCgroupProcs, {"cpu", "cgroup.procs"}, {"", "cgroup.procs"}, false},
+    {Resource::kCpuPressure, {"cpuacct", "cpu.pressure"}, {"", "cpu.pressure"}, false},
+    {Resource::kMemoryPressure, {"cpuacct", "memory.pressure"}, {"", "memory.pressure"}, false},
+    {Resource::kIOPressure, {"cpuacct", "io.pressure"}, {"", "io.pressure"}, false},
+    {Resource::kCpuBvtWarpNs, {"cpu", "cpu.bvt_warp_ns"}, {"", "cpu.bvt_warp_ns"}, true},
+    {Resource::kCgroupThreads, {"cpu", "tasks"}, {"", "cgroup.threads"}, false},
 }};
 
 const Entry& entryOf(Resource r) {
@@ -65,6 +70,9 @@ std::string_view resourceName(Resource r) {
 
 std::optional<Resource> resourceByFileName(std::string_view file_name) {
   for (const auto& e : kTable) {
+    // tasks / cgroup.threads move threads when written: never reached by a name a caller hands in.
+    if (e.resource == Resource::kCgroupThreads)
+      continue;
     // cpu.max and cpu.stat name more than one row: the first (the writable one) answers.
     if (e.v1.file == file_name || e.v2.file == file_name)
       return e.resource;
@@ -107,6 +115,8 @@ Expected<std::string> validateValue(Resource r, std::string_view raw) {
       return inRange(0, kMax / 1000);
     case Resource::kCpuIdle:
       return inRange(0, 1);
+    case Resource::kCpuBvtWarpNs:
+      return inRange(-1, 2);
     case Resource::kMemoryLimit: {
       if (value == "-1" || value == "max")
         return std::string("-1");

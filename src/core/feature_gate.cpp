@@ -94,15 +94,20 @@ bool FeatureGate::known(std::string_view name) const {
 }
 
 bool FeatureGate::enabled(std::string_view name) const {
-  auto it = known_.find(name);
-  if (it == known_.end()) {
+  if (!known_.contains(name))
     throw std::logic_error(fmt::format("feature gate {} is not registered", name));
-  }
   {
     std::lock_guard lock(read_->mu);
     if (!read_->names.contains(name))
       read_->names.emplace(name);
   }
+  return value(name);
+}
+
+bool FeatureGate::value(std::string_view name) const {
+  auto it = known_.find(name);
+  if (it == known_.end())
+    throw std::logic_error(fmt::format("feature gate {} is not registered", name));
   if (auto e = explicit_.find(name); e != explicit_.end())
     return e->second;
   const FeatureSpec& spec = it->second;
@@ -131,10 +136,38 @@ std::vector<std::string> FeatureGate::setButUnread() const {
   return out;
 }
 
+void FeatureGate::markUnavailable(std::string_view name, std::string why) const {
+  if (!known_.contains(name))
+    throw std::logic_error(fmt::format("feature gate {} is not registered", name));
+  std::lock_guard lock(read_->mu);
+  read_->unavailable.insert_or_assign(std::string(name), std::move(why));
+}
+
+std::vector<FeatureGate::Effect> FeatureGate::effects() const {
+  std::vector<Effect> out;
+  std::lock_guard lock(read_->mu);
+  for (const auto& [name, spec] : known_) {
+    if (name == kAllAlpha || name == kAllBeta)
+      continue;
+    Effect e;
+    e.name = name;
+    e.enabled = value(name);
+    if (e.enabled) {
+      if (auto u = read_->unavailable.find(name); u != read_->unavailable.end())
+        e.why = u->second;
+      else if (!read_->names.contains(name))
+        e.why = "not implemented in koord yet";
+      e.effective = e.why.empty();
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::map<std::string, bool> FeatureGate::effective() const {
   std::map<std::string, bool> out;
   for (const auto& [name, spec] : known_)
-    out[name] = enabled(name);
+    out[name] = value(name);
   return out;
 }
 

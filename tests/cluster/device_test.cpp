@@ -135,7 +135,8 @@ TEST_CASE("koordlet: the Device object follows the device-daemon's report", "[de
        "-xpu-device-infos-dir=" + tree.path("infos").string(),
        "-feature-gates=Accelerators=true,RDMADevices=true,BECPUSuppress=false,"
        "BatchResource=false,CPUSetAllocator=false",
-       "-v=4"},
+       "-tsdb-path=" + tree.path("metric-data").string(),
+       "-prediction-checkpoint-filepath=" + tree.path("prediction-checkpoints").string(), "-v=4"},
       {{"NODE_NAME", node}, {"agent_mode", "hostMode"}});
   // The koordlet's log is the first thing to read when a step does not happen.
   auto require = [&](bool held, const char* step) {

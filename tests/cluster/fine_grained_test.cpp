@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -205,6 +206,7 @@ TEST_CASE("fine-grained: LSR cpuset, shared pools and shared GPUs on the real no
   const std::string cluster_dir = koord::testing::needEnv(env, "KOORD_CLUSTER_DIR");
   const std::string hook_socket = cluster_dir + "/koordlet-run/koordlet.sock";
   std::filesystem::create_directories(cluster_dir + "/koordlet-run");
+  const std::string data_dir = cluster_dir + "/koordlet-data-" + std::to_string(::getpid());
   koord::testing::Subprocess koordlet(
       {koordBinary(), "koordlet", "-kubeconfig=" + koord::testing::needEnv(env, "KOORD_KUBECONFIG"),
        "-cgroup-root-dir=/sys/fs/cgroup/",
@@ -214,7 +216,10 @@ TEST_CASE("fine-grained: LSR cpuset, shared pools and shared GPUs on the real no
        "-xpu-device-infos-dir=" + tree.path("infos").string(), "-node-topology-sync-interval=1s",
        "-feature-gates=Accelerators=true,GPUEnvInject=true,BECPUSuppress=false",
        "-runtime-hooks-addr=" + hook_socket, "-runtime-hooks-host-endpoint=" + hook_socket,
-       "-runtime-hooks-config-path=" + cluster_dir + "/hookserver.d", "-v=4"},
+       "-runtime-hooks-config-path=" + cluster_dir + "/hookserver.d",
+       // Checkpoints of this run only: another test's metric cache or models must not be restored.
+       "-tsdb-path=" + data_dir + "/metric-data",
+       "-prediction-checkpoint-filepath=" + data_dir + "/prediction-checkpoints", "-v=4"},
       {{"NODE_NAME", node}, {"agent_mode", "hostMode"}});
   struct Unregister {
     std::string file;

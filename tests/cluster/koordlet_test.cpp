@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -139,6 +140,7 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
   const std::string cluster_dir = koord::testing::needEnv(env, "KOORD_CLUSTER_DIR");
   const std::string hook_socket = cluster_dir + "/koordlet-run/koordlet.sock";
   std::filesystem::create_directories(cluster_dir + "/koordlet-run");
+  const std::string data_dir = cluster_dir + "/koordlet-data-" + std::to_string(::getpid());
   const std::string kubelet_config =
       koord::testing::needEnv(env, "KOORD_KUBELET_ROOT_DIR") + "/config.yaml";
   koord::testing::Subprocess koordlet(
@@ -149,7 +151,10 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
        "-kubelet-config-file=" + kubelet_config, "-addr=127.0.0.1:" + std::to_string(koordlet_port),
        "-feature-gates=BEMemoryEvict=true,OOMScoreAdj=true", "-runtime-hooks-addr=" + hook_socket,
        "-runtime-hooks-host-endpoint=" + hook_socket,
-       "-runtime-hooks-config-path=" + cluster_dir + "/hookserver.d", "-v=4"},
+       "-runtime-hooks-config-path=" + cluster_dir + "/hookserver.d",
+       // Checkpoints of this run only: another test's metric cache or models must not be restored.
+       "-tsdb-path=" + data_dir + "/metric-data",
+       "-prediction-checkpoint-filepath=" + data_dir + "/prediction-checkpoints", "-v=4"},
       {{"NODE_NAME", node}, {"agent_mode", "hostMode"}});
   struct Unregister {
     std::string file;

@@ -74,7 +74,8 @@ struct NodeMetric {
   /// status.podsMetric in order; null entries (Go decodes them as nil pointers) are skipped.
   std::vector<PodMetricInfo> pods_metric;
   std::vector<HostApplicationMetricInfo> host_application_metric;
-  /// status.prodReclaimableMetric.resource.resources; nullopt when absent.
+  /// status.prodReclaimableMetric.resource.resources; nullopt when absent or null (an empty
+  /// map is present: the koordlet predicted nothing reclaimable).
   std::optional<kube::ResourceList> prod_reclaimable;
 };
 

@@ -41,6 +41,12 @@ void applyCommonOptions(const CommonOptions& options, FeatureGate* gates);
 /// FeatureGate::setButUnread): call it once the role has wired itself up, before running.
 void warnGatesWithoutEffect(const FeatureGate& gates, std::string_view role);
 
+/// The koordlet's stricter report: also one warning line per gate that is on (by default or
+/// set) but does nothing here, with why (not implemented, or the kernel file it lacks), and
+/// the gauge `<prefix>_feature_enabled{feature,effective}` (1 on, 0 off) for every gate.
+void reportGateEffects(const FeatureGate& gates, std::string_view role, metrics::Registry& registry,
+                       std::string_view prefix);
+
 /// A configuration fault found after parsing (bad address, inconsistent values): exit 1.
 class ConfigError : public std::runtime_error {
  public:
@@ -87,9 +93,11 @@ class RoleApp {
 
   /// Starts an HTTP server on `address` ("host:port" or ":port") for the chosen endpoints, over
   /// TLS when `tls` is given. Throws ConfigError if it cannot bind. Returns the bound port
-  /// (useful with port 0).
+  /// (useful with port 0). `extra` adds the role's own handlers before the server starts (the
+  /// koordlet's /events).
   uint16_t serveOps(const std::string& address, OpsEndpoints which = OpsEndpoints::kAll,
-                    const TlsFiles* tls = nullptr);
+                    const TlsFiles* tls = nullptr,
+                    const std::function<void(http::Server&)>& extra = {});
 
   /// Logs the start line and runs until SIGTERM/SIGINT; returns the exit code.
   int run();

@@ -26,6 +26,13 @@ enum class Resource {
   kMemoryUsage,   // v1 memory.usage_in_bytes <-> v2 memory.current (read only)
   kMemoryStat,    // memory.stat (read only)
   kCgroupProcs,   // cgroup.procs (read only here)
+  // PSI, read only: cpu.pressure, memory.pressure, io.pressure (v1: under cpuacct, on kernels
+  // that put them there at all).
+  kCpuPressure,
+  kMemoryPressure,
+  kIOPressure,
+  kCpuBvtWarpNs,   // cpu.bvt_warp_ns (both; Anolis kernels): group identity, -1..2
+  kCgroupThreads,  // v1 tasks (under cpu) <-> v2 cgroup.threads: thread ids (read only)
 };
 
 struct ResourceFile {

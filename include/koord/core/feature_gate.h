@@ -56,11 +56,31 @@ class FeatureGate {
   /// koord accepts (Koordinator's manifests pass them) but that change nothing.
   std::vector<std::string> setButUnread() const;
 
+  /// Records that a gate's code is built but cannot act on this host: `why` names what is
+  /// missing (the kernel file). The gate then counts as without effect.
+  void markUnavailable(std::string_view name, std::string why) const;
+
+  struct Effect {
+    std::string name;
+    bool enabled = false;
+    /// On, read by the code that implements it, and not marked unavailable.
+    bool effective = false;
+    /// Why an enabled gate does nothing; empty otherwise.
+    std::string why;
+  };
+  /// Every gate but AllAlpha/AllBeta, sorted by name. Asked once a role has wired itself up:
+  /// an enabled gate no code has read has no implementation in koord. Reads nothing through
+  /// enabled(), so it changes no answer of setButUnread().
+  std::vector<Effect> effects() const;
+
  private:
   struct ReadLog {
     std::mutex mu;
     std::set<std::string, std::less<>> names;
+    std::map<std::string, std::string, std::less<>> unavailable;
   };
+  /// enabled() without recording the read.
+  bool value(std::string_view name) const;
 
   std::map<std::string, FeatureSpec, std::less<>> known_;
   std::map<std::string, bool, std::less<>> explicit_;

@@ -266,6 +266,15 @@ void MetricCache::forgetSeries(std::string_view key, std::size_t count) {
   }
 }
 
+void MetricCache::forEachSeries(
+    const std::function<void(MetricKind, std::string_view, const SampleRing&)>& visit) const {
+  std::shared_lock lock(mu_);
+  for (const auto& [key, object] : objects_) {
+    for (const KindSeries& entry : object.series)
+      visit(entry.kind, key, entry.ring);
+  }
+}
+
 std::size_t MetricCache::seriesCount() const {
   std::shared_lock lock(mu_);
   return series_;

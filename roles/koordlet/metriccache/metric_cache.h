@@ -58,7 +58,8 @@ struct MetricCacheStats {
   std::uint64_t clock_step_resets = 0;
 };
 
-/// Thread-safe: appends take an exclusive lock, queries a shared one; no callbacks run under it.
+/// Thread-safe: appends take an exclusive lock, queries a shared one; only forEachSeries() runs a
+/// callback under it.
 /// Query windows [start, end] include both ends, at millisecond precision, like a Prometheus
 /// querier's [mint, maxt].
 ///
@@ -98,6 +99,12 @@ class MetricCache {
   bool removeSeries(MetricKind kind, std::string_view key);
   /// Removes every series of an object key (a deleted pod); returns how many.
   std::size_t removeObject(std::string_view key);
+
+  /// Calls visit(kind, key, ring) for every series, under the shared lock: appends wait until
+  /// it returns, so it must be quick (the checkpoint encodes a series in microseconds) and must
+  /// not call back into the cache.
+  void forEachSeries(
+      const std::function<void(MetricKind, std::string_view, const SampleRing&)>& visit) const;
 
   std::size_t seriesCount() const;
   /// Heap and bookkeeping bytes held by the series, for the koordlet's own metrics; see the class

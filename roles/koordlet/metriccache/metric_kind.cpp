@@ -27,6 +27,24 @@ constexpr std::array<KindName, kMetricKindCount> kKindNames{{
     {MetricKind::kHostAppCPUUsage, "host_application_cpu_usage"},
     {MetricKind::kHostAppMemoryUsage, "host_application_memory_usage"},
     {MetricKind::kHostAppMemoryWithPageCacheUsage, "host_application_memory_usage_with_page_cache"},
+    {MetricKind::kPodCPUThrottled, "pod_cpu_throttled"},
+    {MetricKind::kContainerCPUThrottled, "container_cpu_throttled"},
+    {MetricKind::kContainerCPICycles, "container_cpi_cycles"},
+    {MetricKind::kContainerCPIInstructions, "container_cpi_instructions"},
+    {MetricKind::kPodPSICPUSome, "pod_psi_cpu_some_avg10"},
+    {MetricKind::kPodPSICPUFull, "pod_psi_cpu_full_avg10"},
+    {MetricKind::kPodPSIMemSome, "pod_psi_mem_some_avg10"},
+    {MetricKind::kPodPSIMemFull, "pod_psi_mem_full_avg10"},
+    {MetricKind::kPodPSIIOSome, "pod_psi_io_some_avg10"},
+    {MetricKind::kPodPSIIOFull, "pod_psi_io_full_avg10"},
+    {MetricKind::kPodPSICPUFullSupported, "pod_psi_cpu_full_supported"},
+    {MetricKind::kContainerPSICPUSome, "container_psi_cpu_some_avg10"},
+    {MetricKind::kContainerPSICPUFull, "container_psi_cpu_full_avg10"},
+    {MetricKind::kContainerPSIMemSome, "container_psi_mem_some_avg10"},
+    {MetricKind::kContainerPSIMemFull, "container_psi_mem_full_avg10"},
+    {MetricKind::kContainerPSIIOSome, "container_psi_io_some_avg10"},
+    {MetricKind::kContainerPSIIOFull, "container_psi_io_full_avg10"},
+    {MetricKind::kContainerPSICPUFullSupported, "container_psi_cpu_full_supported"},
 }};
 
 constexpr bool tableMatchesEnum() {
@@ -35,7 +53,7 @@ constexpr bool tableMatchesEnum() {
       return false;
     }
   }
-  return static_cast<std::size_t>(MetricKind::kHostAppMemoryWithPageCacheUsage) + 1 ==
+  return static_cast<std::size_t>(MetricKind::kContainerPSICPUFullSupported) + 1 ==
          kMetricKindCount;
 }
 static_assert(tableMatchesEnum(), "kKindNames must list every MetricKind in enum order");

@@ -31,9 +31,27 @@ enum class MetricKind : std::uint8_t {
   kHostAppCPUUsage,
   kHostAppMemoryUsage,
   kHostAppMemoryWithPageCacheUsage,
+  kPodCPUThrottled,
+  kContainerCPUThrottled,
+  kContainerCPICycles,
+  kContainerCPIInstructions,
+  kPodPSICPUSome,
+  kPodPSICPUFull,
+  kPodPSIMemSome,
+  kPodPSIMemFull,
+  kPodPSIIOSome,
+  kPodPSIIOFull,
+  kPodPSICPUFullSupported,
+  kContainerPSICPUSome,
+  kContainerPSICPUFull,
+  kContainerPSIMemSome,
+  kContainerPSIMemFull,
+  kContainerPSIIOSome,
+  kContainerPSIIOFull,
+  kContainerPSICPUFullSupported,
 };
 
-inline constexpr std::size_t kMetricKindCount = 17;
+inline constexpr std::size_t kMetricKindCount = 35;
 
 /// Every kind, in declaration order.
 const std::array<MetricKind, kMetricKindCount>& allMetricKinds();
@@ -41,7 +59,11 @@ const std::array<MetricKind, kMetricKindCount>& allMetricKinds();
 /// Koordinator's series name, e.g. "node_cpu_usage". Koordinator keeps the three BE kinds in one
 /// series "node_be" told apart by labels (be_resource=cpu, be_allocation=usage|request|
 /// real-limit); here they are flattened to "node_be_cpu_usage", "node_be_cpu_request" and
-/// "node_be_cpu_real_limit".
+/// "node_be_cpu_real_limit". The PSI and CPI series are flattened the same way: Koordinator's
+/// container_psi{psi_resource=cpu,psi_precision=avg10,psi_degree=some} is
+/// "container_psi_cpu_some_avg10", container_cpi{cpi_resource=cycles} is "container_cpi_cycles".
+/// Throttled kinds hold the nr_throttled / nr_periods ratio of the last interval, PSI kinds the
+/// avg10 percentage, CPI kinds counts over the last collection window.
 std::string_view toString(MetricKind kind);
 
 /// The inverse of toString, for configuration (per-kind retention); nullopt for unknown names.

@@ -3,15 +3,22 @@
 #include "qosmanager/cpuevict/cpu_evict_plugin.h"
 #include "qosmanager/cpusuppress/cpu_suppress_plugin.h"
 #include "qosmanager/memoryevict/memory_evict_plugin.h"
+#include "qosmanager/resctrl/resctrl_reconcile.h"
+#include "qosmanager/sysreconcile/system_config_reconcile.h"
 
 namespace koord::roles::koordlet::qosmanager {
 
 std::span<const StrategySpec> koordletStrategies() {
+  // One line per strategy, as the table's readers expect; clang-format would pack them.
+  // clang-format off
   static const StrategySpec kStrategies[] = {
       cpuSuppressStrategy(),
       memoryEvictStrategy(),
       cpuEvictStrategy(),
+      resctrlStrategy(),
+      systemConfigStrategy(),
   };
+  // clang-format on
   return kStrategies;
 }
 

@@ -21,11 +21,13 @@ namespace json = boost::json;
 
 struct NodeMetricReporter::Impl : std::enable_shared_from_this<Impl> {
   Impl(kube::RestClient& c, asio::io_context& i, StatesInformer& s,
-       const metriccache::MetricCache& m, metrics::Registry& r)
+       const metriccache::MetricCache& m, metrics::Registry& r,
+       const prediction::PeakPredictServer* p)
       : client(c),
         io(i),
         states(s),
         cache(m),
+        predictor(p),
         timer(i),
         // Koordinator's reporter limiter: 0.1 QPS, burst 2.
         limiter(0.1, 2),
@@ -36,6 +38,9 @@ struct NodeMetricReporter::Impl : std::enable_shared_from_this<Impl> {
   asio::io_context& io;
   StatesInformer& states;
   const metriccache::MetricCache& cache;
+  const prediction::PeakPredictServer* predictor;
+  // Why the last prodReclaimableMetric was left empty ("" when it was not): logged on change.
+  std::string reclaim_error;
   asio::steady_timer timer;
   kube::RateLimiter limiter;
   metrics::CounterFamily& reports;
@@ -76,8 +81,17 @@ struct NodeMetricReporter::Impl : std::enable_shared_from_this<Impl> {
     waiting_logged = false;
     auto slo = states.nodeSLO();
     const std::vector<HostApplication> no_apps;
-    auto status = buildNodeMetricStatus(cache, *pods, s, std::chrono::system_clock::now(),
-                                        slo ? slo->host_applications.apps : no_apps);
+    std::string reclaim;
+    auto status =
+        buildNodeMetricStatus(cache, *pods, s, std::chrono::system_clock::now(),
+                              slo ? slo->host_applications.apps : no_apps, {predictor, &reclaim});
+    if (predictor != nullptr && reclaim != reclaim_error) {
+      if (!reclaim.empty())
+        KOORD_LOG_WARNING("node metric reporter: prodReclaimableMetric left empty: {}", reclaim);
+      else
+        KOORD_LOG_INFO("node metric reporter: prodReclaimableMetric predicted again");
+      reclaim_error = std::move(reclaim);
+    }
     json::value patch = json::object{{"status", std::move(status)}};
     const std::string name = nm->name;
     // The limiter's wait runs on our own timer, so stop() can cancel it.
@@ -112,8 +126,9 @@ struct NodeMetricReporter::Impl : std::enable_shared_from_this<Impl> {
 NodeMetricReporter::NodeMetricReporter(kube::RestClient& client, asio::io_context& io,
                                        StatesInformer& states,
                                        const metriccache::MetricCache& cache,
-                                       metrics::Registry& registry)
-    : impl_(std::make_shared<Impl>(client, io, states, cache, registry)) {}
+                                       metrics::Registry& registry,
+                                       const prediction::PeakPredictServer* predictor)
+    : impl_(std::make_shared<Impl>(client, io, states, cache, registry, predictor)) {}
 
 NodeMetricReporter::~NodeMetricReporter() {
   stop();

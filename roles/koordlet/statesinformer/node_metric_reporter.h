@@ -19,11 +19,16 @@ class StatesInformer;
 namespace metriccache {
 class MetricCache;
 }
+namespace prediction {
+class PeakPredictServer;
+}
 
 class NodeMetricReporter {
  public:
+  /// With `predictor` (outliving the reporter) each report carries prodReclaimableMetric.
   NodeMetricReporter(kube::RestClient& client, boost::asio::io_context& io, StatesInformer& states,
-                     const metriccache::MetricCache& cache, metrics::Registry& registry);
+                     const metriccache::MetricCache& cache, metrics::Registry& registry,
+                     const prediction::PeakPredictServer* predictor = nullptr);
   ~NodeMetricReporter();
   NodeMetricReporter(const NodeMetricReporter&) = delete;
   NodeMetricReporter& operator=(const NodeMetricReporter&) = delete;

@@ -11,6 +11,7 @@
 #include "koord/core/duration.h"
 #include "koord/kube/quantity.h"
 #include "koord/kube/time.h"
+#include "prediction/prod_reclaimable.h"
 
 namespace koord::roles::koordlet {
 
@@ -98,7 +99,8 @@ json::array aggregatedUsages(const mc::MetricCache& cache, mc::MetricKind cpu_ki
 
 json::object buildNodeMetricStatus(const mc::MetricCache& cache, const std::vector<PodMeta>& pods,
                                    const NodeMetricCollectSettings& s, mc::TimePoint now,
-                                   const std::vector<HostApplication>& host_apps) {
+                                   const std::vector<HostApplication>& host_apps,
+                                   const ProdReclaimableReport& prod_reclaimable) {
   const auto start = now - s.aggregate_duration;
   json::object node_metric;
   if (auto usage =
@@ -120,11 +122,13 @@ json::object buildNodeMetricStatus(const mc::MetricCache& cache, const std::vect
   std::sort(sorted.begin(), sorted.end(), [](const PodMeta* a, const PodMeta* b) {
     return std::tie(a->namespace_, a->name) < std::tie(b->namespace_, b->name);
   });
+  std::vector<const PodMeta*> with_usage;
   for (const PodMeta* p : sorted) {
     auto usage =
         averageUsage(cache, mc::MetricKind::kPodCPUUsage, memoryKind(s, false), p->uid, start, now);
     if (!usage)
       continue;
+    with_usage.push_back(p);
     json::object pm{
         {"namespace", p->namespace_}, {"name", p->name}, {"podUsage", std::move(*usage)}};
     if (auto prio = apis::priorityClassName(p->priority); !prio.empty())
@@ -153,10 +157,19 @@ json::object buildNodeMetricStatus(const mc::MetricCache& cache, const std::vect
       am["qos"] = qos;
     apps_metric.push_back(std::move(am));
   }
-  return json::object{{"updateTime", kube::formatTime(now)},
+  json::object status{{"updateTime", kube::formatTime(now)},
                       {"nodeMetric", std::move(node_metric)},
                       {"podsMetric", std::move(pods_metric)},
                       {"hostApplicationMetric", std::move(apps_metric)}};
+  if (prod_reclaimable.predictor != nullptr) {
+    // Only the pods with a usage, as Koordinator feeds its predictor.
+    auto predicted =
+        prediction::predictProdReclaimable(*prod_reclaimable.predictor, with_usage, now);
+    if (prod_reclaimable.error != nullptr)
+      *prod_reclaimable.error = predicted ? std::string() : predicted.error().message;
+    status["prodReclaimableMetric"] = prediction::prodReclaimableMetricJson(predicted);
+  }
+  return status;
 }
 
 }  // namespace koord::roles::koordlet

@@ -15,6 +15,10 @@
 
 namespace koord::roles::koordlet {
 
+namespace prediction {
+class PeakPredictServer;
+}
+
 /// spec.metricCollectPolicy with the koordlet's defaults and floors applied.
 struct NodeMetricCollectSettings {
   std::chrono::seconds aggregate_duration{300};  // min 60
@@ -34,14 +38,23 @@ struct NodeMetricCollectPolicyView {
 };
 NodeMetricCollectSettings collectSettings(const NodeMetricCollectPolicyView& policy);
 
-/// The `status` object (updateTime, nodeMetric, podsMetric, hostApplicationMetric) for a merge
-/// patch of the status subresource. Pods and host applications without samples in the window
-/// are left out; aggregated usages for a duration the cache does not cover by half yet are left
-/// out (cold start), as Koordinator does.
+/// The prod reclaimable prediction for the report (prediction/prod_reclaimable.h).
+struct ProdReclaimableReport {
+  const prediction::PeakPredictServer* predictor = nullptr;
+  /// Set to why the prediction failed, cleared when it succeeded (the reporter logs changes).
+  std::string* error = nullptr;
+};
+
+/// The `status` object (updateTime, nodeMetric, podsMetric, hostApplicationMetric and, with a
+/// predictor, prodReclaimableMetric over the pods reported) for a merge patch of the status
+/// subresource. Pods and host applications without samples in the window are left out;
+/// aggregated usages for a duration the cache does not cover by half yet are left out (cold
+/// start), as Koordinator does.
 boost::json::object buildNodeMetricStatus(const metriccache::MetricCache& cache,
                                           const std::vector<PodMeta>& pods,
                                           const NodeMetricCollectSettings& settings,
                                           metriccache::TimePoint now,
-                                          const std::vector<HostApplication>& host_apps = {});
+                                          const std::vector<HostApplication>& host_apps = {},
+                                          const ProdReclaimableReport& prod_reclaimable = {});
 
 }  // namespace koord::roles::koordlet

@@ -9,6 +9,7 @@
 #include "koord/kube/json_fields.h"
 #include "koord/kube/object_meta.h"
 #include "koord/kube/pod_phase.h"
+#include "koord/kube/time.h"
 
 namespace koord::roles::koordlet {
 
@@ -62,6 +63,37 @@ kube::Expected<std::vector<ContainerMeta>> decodeContainers(const json::object& 
   return out;
 }
 
+// Koordinator's GetPodRequest over cpu and memory. A sum that overflows a Quantity keeps its
+// last value: no real pod comes near, and the pod must not fail to decode over it.
+kube::ResourceList podRequests(const std::vector<ContainerMeta>& containers,
+                               const std::vector<ContainerMeta>& inits,
+                               const kube::ResourceList& overhead) {
+  kube::ResourceList out;
+  for (std::string_view name : {std::string_view("cpu"), std::string_view("memory")}) {
+    std::optional<kube::Quantity> total;
+    auto add = [&](const kube::ResourceList& list) {
+      auto it = list.find(name);
+      if (it == list.end())
+        return;
+      if (!total)
+        total = it->second;
+      else
+        (void)total->add(it->second);
+    };
+    for (const auto& c : containers)
+      add(c.requests);
+    for (const auto& c : inits) {
+      auto it = c.requests.find(name);
+      if (it != c.requests.end() && (!total || it->second > *total))
+        total = it->second;
+    }
+    add(overhead);
+    if (total)
+      out.emplace(std::string(name), *total);
+  }
+  return out;
+}
+
 }  // namespace
 
 kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
@@ -90,6 +122,10 @@ kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
     return kube::makeKubeError("metadata.name and metadata.uid: required");
   if (const auto* del = jf::field(**meta, "deletionTimestamp"); del && !del->is_null())
     p.terminating = true;
+  // Read leniently: only the cold start of the peak prediction depends on it.
+  if (const auto* created = jf::field(**meta, "creationTimestamp");
+      created != nullptr && created->is_string())
+    p.creation_time = kube::parseTime(created->as_string());
   // Annotation values are strings to the API server; anything else is no resource-status.
   if (const auto* annotations = jf::field(**meta, "annotations");
       annotations != nullptr && annotations->is_object()) {
@@ -114,6 +150,14 @@ kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
       for_qos.push_back({c.requests, c.limits});
     for (const auto& c : *inits)
       for_qos.push_back({c.requests, c.limits});
+    kube::ResourceList overhead;
+    if (const auto* o = jf::field(**spec, "overhead"); o != nullptr && !o->is_null()) {
+      auto decoded = kube::decodeResourceList(*o, "spec.overhead");
+      if (!decoded)
+        return decoded.error();
+      overhead = std::move(*decoded);
+    }
+    p.pod_requests = podRequests(p.containers, *inits, overhead);
     if (const auto* prio = jf::field(**spec, "priority"); prio && !prio->is_null()) {
       if (!prio->is_int64() || prio->as_int64() < INT32_MIN || prio->as_int64() > INT32_MAX)
         return jf::typeError("spec.priority", "int32", *prio);

@@ -4,6 +4,7 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,12 @@ struct PodMeta {
   std::vector<ContainerMeta> containers;
   /// The pod is being deleted (metadata.deletionTimestamp set).
   bool terminating = false;
+  /// metadata.creationTimestamp; nullopt when absent or malformed (the peak predictor's cold
+  /// start counts from it).
+  std::optional<std::chrono::system_clock::time_point> creation_time;
+  /// Koordinator's GetPodRequest for cpu and memory: the containers' requests summed, each init
+  /// container's as a floor, spec.overhead added; a resource no container requests is absent.
+  kube::ResourceList pod_requests;
 
   std::string key() const { return namespace_ + "/" + name; }
   bool isRunning() const { return phase == PodPhase::kRunning; }

@@ -144,6 +144,12 @@ void computeMemory(const apis::ColocationStrategy& strategy, BatchTerms& t, kube
 
 }  // namespace
 
+std::optional<std::string> nodeMetricDegradeDetail(const apis::NodeMetric* metric,
+                                                   const apis::ColocationStrategy& strategy,
+                                                   std::chrono::system_clock::time_point now) {
+  return degradeDetail(metric, strategy, now);
+}
+
 std::string_view batchStateName(BatchState state) {
   switch (state) {
     case BatchState::kCalculated:

@@ -67,6 +67,13 @@ struct BatchResult {
   BatchTerms terms;
 };
 
+/// Koordinator's isDegradeNeeded on the NodeMetric's age: why it cannot be trusted (missing,
+/// without updateTime, or now past updateTime + degradeTimeMinutes); nullopt when it is fresh.
+/// The MidResource plugin applies the same rule.
+std::optional<std::string> nodeMetricDegradeDetail(const apis::NodeMetric* metric,
+                                                   const apis::ColocationStrategy& strategy,
+                                                   std::chrono::system_clock::time_point now);
+
 /// The batch resources of `node`. `pods` are the pods bound to it (any phase; only Running and
 /// Pending count), `metric` its NodeMetric or nullptr when there is none, `strategy` the node's
 /// resolved colocation strategy, `now` the clock that ages the metric.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "koord/apis/xpu_device_info.h"
+#include "noderesource/mid_resource.h"
 #include "noderesource/need_sync.h"
 #include "noderesource/quantity_math.h"
 
@@ -106,7 +107,8 @@ bool nodeResourcePluginEnabled(std::span<const std::string> plugins, std::string
 
 DevicePlugins enabledDevicePlugins(std::span<const std::string> plugins) {
   return {nodeResourcePluginEnabled(plugins, kGPUDeviceResourcePlugin),
-          nodeResourcePluginEnabled(plugins, kRDMADeviceResourcePlugin)};
+          nodeResourcePluginEnabled(plugins, kRDMADeviceResourcePlugin),
+          nodeResourcePluginEnabled(plugins, kMidResourcePlugin)};
 }
 
 DeviceResourceItems calculateGPUDeviceResource(const DeviceView* device) {

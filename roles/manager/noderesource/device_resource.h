@@ -26,6 +26,8 @@ inline constexpr std::string_view kRDMADeviceResourcePlugin = "RDMADeviceResourc
 struct DevicePlugins {
   bool gpu = true;
   bool rdma = true;
+  /// MidResource (mid_resource.h) travels here too: the same flag turns it on.
+  bool mid = true;
 };
 
 /// Koordinator's isPluginEnabled over the flag's list: the plugin's own name turns it on, "-name"

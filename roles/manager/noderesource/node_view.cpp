@@ -250,6 +250,8 @@ kube::Expected<NodeView> decodeNodeView(const boost::json::value& v) {
   }
   out.current_batch.cpu = lookup(out.allocatable, apis::kBatchCPU);
   out.current_batch.memory = lookup(out.allocatable, apis::kBatchMemory);
+  out.current_mid.cpu = lookup(out.allocatable, apis::kMidCPU);
+  out.current_mid.memory = lookup(out.allocatable, apis::kMidMemory);
 
   if (auto it = out.annotations.find(apis::kAnnotationNodeReservation);
       it != out.annotations.end() && !it->second.empty()) {

@@ -45,6 +45,8 @@ struct NodeView {
   /// kubernetes.io/batch-cpu and batch-memory in status.allocatable now, which is what
   /// Koordinator compares against to decide whether to write.
   BatchValues current_batch;
+  /// kubernetes.io/mid-cpu and mid-memory in status.allocatable now (the MidResource plugin's).
+  BatchValues current_mid;
 };
 
 enum class PodPhase : std::uint8_t { kUnknown, kPending, kRunning, kSucceeded, kFailed };

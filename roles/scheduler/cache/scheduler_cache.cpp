@@ -19,6 +19,7 @@ std::shared_ptr<NodeInfo> SchedulerCache::copyOf(const std::string& name) const 
   if (auto it = nodes_.find(name); it != nodes_.end())
     return std::make_shared<NodeInfo>(*it->second);
   auto fresh = std::make_shared<NodeInfo>();
+  fresh->slot = nodeSlotOf(name);
   if (auto objects = node_objects_.find(name); objects != node_objects_.end()) {
     for (const auto& [kind, attach] : objects->second)
       attach(*fresh);

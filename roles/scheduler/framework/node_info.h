@@ -13,6 +13,7 @@
 #include "koord/kube/error.h"
 #include "koord/kube/labels.h"
 #include "koord/kube/scheduling_match.h"
+#include "node_slot.h"
 #include "pod_info.h"
 #include "reservation_info.h"
 #include "resource.h"
@@ -72,8 +73,12 @@ struct NodeInfo {
   HostPortUsage used_ports;
   /// Bumped on every change: the snapshot copies only nodes whose generation moved.
   std::int64_t generation = 0;
+  /// nodeSlotOf(name), set by the scheduler cache; kNoNodeSlot in a NodeInfo built elsewhere.
+  std::uint32_t slot = kNoNodeSlot;
 
   const std::string& name() const;
+  /// slot, or the name's slot looked up (a NodeInfo built outside the cache).
+  std::uint32_t nodeSlot() const { return slot != kNoNodeSlot ? slot : nodeSlotOf(name()); }
   void addPod(std::shared_ptr<const PodInfo> pod);
   /// False when no pod with that UID is on the node.
   bool removePod(const std::string& uid);

@@ -80,3 +80,34 @@ TEST_CASE("gates set but never read are reported; defaults and read gates are no
   CHECK(g.enabled("Unused"));
   CHECK(g.setButUnread().empty());
 }
+
+TEST_CASE(
+    "gates on by default that no code reads, or that the host cannot serve, are without "
+    "effect",
+    "[featuregate]") {
+  koord::FeatureGate g({{"Implemented", true, koord::FeatureStage::kBeta, false},
+                        {"Unimplemented", true, koord::FeatureStage::kBeta, false},
+                        {"NoKernel", true, koord::FeatureStage::kBeta, false},
+                        {"Off", false, koord::FeatureStage::kAlpha, false}});
+  CHECK(g.enabled("Implemented"));
+  CHECK(g.enabled("NoKernel"));
+  g.markUnavailable("NoKernel", "/sys/fs/resctrl is not mounted");
+  // Asking for the effects (or all values) reads nothing: it must not hide an unread gate.
+  (void)g.effective();
+  const auto effects = g.effects();
+  REQUIRE(effects.size() == 4);
+  auto find = [&](std::string_view name) {
+    return *std::find_if(effects.begin(), effects.end(),
+                         [&](const auto& e) { return e.name == name; });
+  };
+  CHECK(find("Implemented").effective);
+  CHECK(find("Implemented").why.empty());
+  CHECK_FALSE(find("Unimplemented").effective);
+  CHECK(find("Unimplemented").why == "not implemented in koord yet");
+  CHECK_FALSE(find("NoKernel").effective);
+  CHECK(find("NoKernel").why == "/sys/fs/resctrl is not mounted");
+  CHECK_FALSE(find("Off").enabled);
+  CHECK_FALSE(find("Off").effective);
+  CHECK(find("Off").why.empty());
+  CHECK_THROWS_AS(g.markUnavailable("Nope", "x"), std::logic_error);
+}

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "audit/auditor.h"
 #include "koord/core/log.h"
 #include "koord/kube/discovery.h"
 #include "koord/kube/event_recorder.h"
@@ -130,6 +131,8 @@ void PodEvictor::evict(const PodMeta& pod, std::string reason, std::string messa
     }
     version = *impl_->version;
   }
+  // Recorded when tried, as Koordinator does: the Event and the log line say how it ended.
+  audit::V(0).pod(pod.namespace_, pod.name).reason(reason).message(message).record();
   json::value body = evictionBody(pod, version);
   kube::ObjectReference ref{"Pod", "v1", pod.namespace_, pod.name, pod.uid, "", ""};
   auto text = fmt::format("evict Pod:{}/{}, reason: {}, message: {}", pod.namespace_, pod.name,

@@ -2,42 +2,36 @@
 
 #include <algorithm>
 #include <mutex>
-#include <utility>
 
 namespace koord::roles::scheduler::deviceshare {
 
-std::shared_ptr<NodeDeviceEntry> DeviceCache::find(std::string_view node) const {
-  std::shared_lock lock(mu_);
-  auto it = nodes_.find(node);
-  return it == nodes_.end() ? nullptr : it->second;
-}
-
-std::shared_ptr<NodeDeviceEntry> DeviceCache::getOrCreate(std::string_view node) {
-  if (auto existing = find(node))
-    return existing;
-  std::unique_lock lock(mu_);
-  auto it = nodes_.find(node);
-  if (it == nodes_.end())
-    it = nodes_.emplace(std::string(node), std::make_shared<NodeDeviceEntry>()).first;
-  return it->second;
-}
-
-std::shared_ptr<NodeDeviceEntry> DeviceCache::remove(std::string_view node) {
-  std::unique_lock lock(mu_);
-  auto it = nodes_.find(node);
-  if (it == nodes_.end())
+NodeDeviceEntry* DeviceCache::getOrCreate(std::string_view node) {
+  const std::uint32_t slot = nodeSlotOf(node);
+  if (NodeDeviceEntry* e = find(slot))
+    return e;
+  NodeDeviceEntry* e = entries_.getOrCreate(slot);
+  if (e == nullptr)
     return nullptr;
-  std::shared_ptr<NodeDeviceEntry> entry = std::move(it->second);
-  nodes_.erase(it);
-  return entry;
+  std::unique_lock lock(e->mu);
+  if (e->name.empty())
+    e->name = std::string(node);
+  e->present.store(true, std::memory_order_release);
+  return e;
+}
+
+NodeDeviceEntry* DeviceCache::remove(std::string_view node) {
+  NodeDeviceEntry* e = find(node);
+  if (e == nullptr)
+    return nullptr;
+  return e->present.exchange(false, std::memory_order_acq_rel) ? e : nullptr;
 }
 
 std::vector<std::string> DeviceCache::nodes() const {
-  std::shared_lock lock(mu_);
   std::vector<std::string> out;
-  out.reserve(nodes_.size());
-  for (const auto& [name, entry] : nodes_)
-    out.push_back(name);
+  entries_.forEach([&](std::uint32_t, const NodeDeviceEntry& e) {
+    if (e.present.load(std::memory_order_acquire))
+      out.push_back(e.name);
+  });
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -2,14 +2,14 @@
 // and the scheduling cycle: one NodeDeviceState per node, each behind its own reader/writer lock.
 #pragma once
 
-#include <functional>
-#include <memory>
+#include <atomic>
+#include <cstdint>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "koord/core/string_map.h"
+#include "framework/node_slot.h"
 #include "plugins/deviceshare/node_device_state.h"
 
 namespace koord::roles::scheduler::deviceshare {
@@ -20,25 +20,34 @@ struct NodeDeviceEntry {
   mutable std::shared_mutex mu;
   NodeDeviceState state;                            // under mu
   std::vector<std::vector<std::string>> published;  // under mu: the metric series set
+  std::string name;                                 // set once, when the entry is made
+  /// Whether the node has device accounting (see DeviceCache); read without mu.
+  std::atomic<bool> present{false};
 };
 
-/// Entries by node name. An entry exists once the node's Device or a bound pod holding devices
-/// there was seen (Koordinator's nodeDeviceCache); a node without one has no device accounting,
-/// and DeviceShare lets every pod through there.
+/// Entries by node slot. An entry is present once the node's Device or a bound pod holding
+/// devices there was seen (Koordinator's nodeDeviceCache); a node without one has no device
+/// accounting, and DeviceShare lets every pod through there. Entries are never freed: a removed
+/// node's is emptied and marked absent, so a pointer stays good for whoever holds it.
 class DeviceCache {
  public:
-  /// Null when the node has no entry. The entry stays valid after remove() for whoever holds it.
-  std::shared_ptr<NodeDeviceEntry> find(std::string_view node) const;
-  /// The node's entry, created empty on first use.
-  std::shared_ptr<NodeDeviceEntry> getOrCreate(std::string_view node);
-  /// Drops the node's entry (the Node was deleted); returns it, null when there was none.
-  std::shared_ptr<NodeDeviceEntry> remove(std::string_view node);
-  /// The nodes with an entry, sorted.
+  /// Null when the node has no present entry: by slot (NodeInfo::nodeSlot()) in a cycle.
+  NodeDeviceEntry* find(std::uint32_t slot) const {
+    NodeDeviceEntry* e = entries_.find(slot);
+    return e != nullptr && e->present.load(std::memory_order_acquire) ? e : nullptr;
+  }
+  NodeDeviceEntry* find(std::string_view node) const { return find(nodeSlotOf(node)); }
+  /// The node's entry, made present (empty) on first use; null only for a name past the slot
+  /// bound (nodeSlotOf logs it).
+  NodeDeviceEntry* getOrCreate(std::string_view node);
+  /// Marks the node's entry absent (the Node was deleted) and returns it for the caller to
+  /// empty under its lock; null when there was none.
+  NodeDeviceEntry* remove(std::string_view node);
+  /// The nodes with a present entry, sorted.
   std::vector<std::string> nodes() const;
 
  private:
-  mutable std::shared_mutex mu_;
-  StringMap<std::shared_ptr<NodeDeviceEntry>> nodes_;  // under mu_
+  NodeSlotTable<NodeDeviceEntry> entries_;
 };
 
 }  // namespace koord::roles::scheduler::deviceshare

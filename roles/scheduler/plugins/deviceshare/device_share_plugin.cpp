@@ -130,6 +130,8 @@ void DeviceSharePlugin::onDevice(const apis::Device& device) {
                       devices.skipped.size(), devices.skipped.front());
   }
   auto entry = cache_.getOrCreate(device.name);
+  if (entry == nullptr)
+    return;
   {
     std::unique_lock lock(entry->mu);
     entry->state.setDevices(std::move(devices));
@@ -160,11 +162,14 @@ void DeviceSharePlugin::onNodeDelete(const Node& node) {
   if (auto entry = cache_.remove(node.name)) {
     std::unique_lock lock(entry->mu);
     unpublish(*entry);
+    entry->state = NodeDeviceState();
   }
 }
 
 void DeviceSharePlugin::countPod(const PodInfo& pod, const apis::DeviceAllocations& allocations) {
   auto entry = cache_.getOrCreate(pod.node_name);
+  if (entry == nullptr)
+    return;
   std::unique_lock lock(entry->mu);
   if (entry->state.addPod(pod.key(), allocations))
     publish(*entry, pod.node_name);
@@ -291,7 +296,7 @@ Status DeviceSharePlugin::addPod(CycleState& state, const PodInfo& /*pod_to_sche
   auto* s = state.readMutable<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  auto entry = cache_.find(node.name());
+  auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
   std::shared_lock lock(entry->mu);
@@ -308,7 +313,7 @@ Status DeviceSharePlugin::removePod(CycleState& state, const PodInfo& /*pod_to_s
   auto* s = state.readMutable<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  auto entry = cache_.find(node.name());
+  auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
   std::shared_lock lock(entry->mu);
@@ -322,7 +327,7 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  auto entry = cache_.find(node.name());
+  auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
   // Koordinator's Filter checks the whole node: the NUMA affinity was checked by the topology
@@ -338,7 +343,7 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  auto entry = cache_.find(node.name());
+  auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
   const AllocateOptions options = optionsFor(state, node.name(), true);
@@ -407,7 +412,7 @@ NUMAProviderHints DeviceSharePlugin::podTopologyHints(const CycleState& state,
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return {};
-  auto entry = cache_.find(node.name());
+  auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return {};
   const AllocateOptions options = optionsFor(state, node.name(), false);
@@ -436,7 +441,7 @@ Status DeviceSharePlugin::allocate(const CycleState& state, const NUMATopologyHi
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  auto entry = cache_.find(node.name());
+  auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
   AllocateOptions options = optionsFor(state, node.name(), false);

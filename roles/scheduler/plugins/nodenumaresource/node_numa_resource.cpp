@@ -297,7 +297,7 @@ Status NodeNUMAResource::filter(const CycleState& state, const PodInfo& pod,
     NumaAdmitRequest request;
     std::vector<NumaNodeStatus> statuses;
   };
-  Outcome o = cache_.read(n.name, [&](const NodeTopologyState& ns) {
+  Outcome o = cache_.read(node.nodeSlot(), [&](const NodeTopologyState& ns) {
     Outcome out;
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan) {
@@ -365,7 +365,7 @@ NUMAProviderHints NodeNUMAResource::podTopologyHints(const CycleState& state, co
   if (s == nullptr || s->skip || s->filter_skipped)
     return {};
   const Node& n = *node.node;
-  return cache_.read(n.name, [&](const NodeTopologyState& ns) -> NUMAProviderHints {
+  return cache_.read(node.nodeSlot(), [&](const NodeTopologyState& ns) -> NUMAProviderHints {
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan || !ns.options)
       return {};
@@ -390,7 +390,7 @@ Status NodeNUMAResource::allocate(const CycleState& state, const NUMATopologyHin
   if (s == nullptr || s->skip || s->filter_skipped)
     return Status::success();
   const Node& n = *node.node;
-  return cache_.read(n.name, [&](const NodeTopologyState& ns) {
+  return cache_.read(node.nodeSlot(), [&](const NodeTopologyState& ns) {
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan)
       return Status::unresolvable(plan.error().message);
@@ -432,7 +432,7 @@ Status NodeNUMAResource::score(const CycleState& state, const PodInfo& pod, cons
   }
   const NUMAAffinityStore* store = numaAffinityStore(state);
   const NUMATopologyHint affinity = store != nullptr ? store->get(n.name) : NUMATopologyHint{};
-  score = cache_.read(n.name, [&](const NodeTopologyState& ns) -> std::int64_t {
+  score = cache_.read(node.nodeSlot(), [&](const NodeTopologyState& ns) -> std::int64_t {
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan)
       return 0;

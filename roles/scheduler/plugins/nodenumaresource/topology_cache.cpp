@@ -260,20 +260,18 @@ void TopologyCache::setNode(const Node& node) {
 }
 
 void TopologyCache::removeNode(std::string_view node) {
-  // Every entry lock is taken under the map lock, so the exclusive one alone guards the entry.
-  Shard& shard = shardOf(node);
-  std::unique_lock map_lock(shard.mu);
-  auto it = shard.nodes.find(node);
-  if (it == shard.nodes.end())
+  Entry* e = entries_.find(nodeSlotOf(node));
+  if (e == nullptr)
     return;
-  NodeTopologyState& s = it->second.state;
+  std::lock_guard lock(e->mu);
+  NodeTopologyState& s = e->state;
   if (gauge_ != nullptr)
     gauge_->remove({std::string(node)});
   if (!s.options) {
-    // Without options the entry counts for its labels at most.
+    // Without options the entry counts for its labels at most; emptied, it reads as unknown.
     if (s.counted)
       needing_.fetch_sub(1, std::memory_order_relaxed);
-    shard.nodes.erase(it);
+    s = NodeTopologyState();
     return;
   }
   s.pods.clear();
@@ -297,13 +295,11 @@ void TopologyCache::recordPod(std::string_view node, PodAllocation pod) {
 }
 
 bool TopologyCache::releasePod(std::string_view node, std::string_view uid) {
-  Shard& shard = shardOf(node);
-  std::shared_lock map_lock(shard.mu);
-  auto it = shard.nodes.find(node);
-  if (it == shard.nodes.end())
+  Entry* e = entries_.find(nodeSlotOf(node));
+  if (e == nullptr)
     return false;
-  std::lock_guard lock(it->second.mu);
-  NodeTopologyState& s = it->second.state;
+  std::lock_guard lock(e->mu);
+  NodeTopologyState& s = e->state;
   auto pod = s.pods.find(uid);
   if (pod == s.pods.end())
     return false;

@@ -7,16 +7,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "framework/node_info.h"
+#include "framework/node_slot.h"
 #include "koord/apis/node_resource_topology.h"
 #include "koord/core/expected.h"
-#include "koord/core/string_map.h"
 #include "plugins/nodenumaresource/cpu_set.h"
 #include "plugins/nodenumaresource/cpu_topology.h"
 #include "plugins/nodenumaresource/node_allocation.h"
@@ -89,9 +88,8 @@ struct NodeTopologyState {
   bool counted_policy = false;
 };
 
-/// Thread-safe: reader-writer locks over the node map (split in shards), and one lock per node,
-/// held for the whole of each call (Filter's readers on many threads, the informers' and Reserve's
-/// writers).
+/// Thread-safe: entries by node slot (found without a lock), and one lock per node, held for the
+/// whole of each call (Filter's readers on many threads, the informers' and Reserve's writers).
 class TopologyCache {
  public:
   TopologyCache() = default;
@@ -137,16 +135,19 @@ class TopologyCache {
   int nodesWithTopologyPolicy() const { return with_policy_.load(std::memory_order_relaxed); }
 
   /// Calls fn(const NodeTopologyState&) with the node's lock held; an unknown node reads as the
-  /// empty state. fn must not call back into the cache.
+  /// empty state. fn must not call back into the cache. By slot (NodeInfo::nodeSlot()) in a
+  /// cycle; by name elsewhere.
+  template <typename Fn>
+  decltype(auto) read(std::uint32_t slot, Fn&& fn) const {
+    const Entry* e = entries_.find(slot);
+    if (e == nullptr)
+      return fn(static_cast<const NodeTopologyState&>(kEmpty));
+    std::lock_guard lock(e->mu);
+    return fn(static_cast<const NodeTopologyState&>(e->state));
+  }
   template <typename Fn>
   decltype(auto) read(std::string_view node, Fn&& fn) const {
-    const Shard& shard = shardOf(node);
-    std::shared_lock map_lock(shard.mu);
-    auto it = shard.nodes.find(node);
-    if (it == shard.nodes.end())
-      return fn(static_cast<const NodeTopologyState&>(kEmpty));
-    std::lock_guard lock(it->second.mu);
-    return fn(static_cast<const NodeTopologyState&>(it->second.state));
+    return read(nodeSlotOf(node), std::forward<Fn>(fn));
   }
 
  private:
@@ -154,38 +155,17 @@ class TopologyCache {
     mutable std::mutex mu;
     NodeTopologyState state;
   };
-  /// Filter reads many nodes at once from many threads: the map is split so that their
-  /// reader locks seldom share a cache line.
-  struct Shard {
-    mutable std::shared_mutex mu;
-    /// Node-based: entries keep their address (and their lock) as the map grows.
-    StringMap<Entry> nodes;
-  };
-  static constexpr std::size_t kShards = 64;
   static const NodeTopologyState kEmpty;
 
-  Shard& shardOf(std::string_view node) { return shards_[StringHash{}(node) % kShards]; }
-  const Shard& shardOf(std::string_view node) const {
-    return shards_[StringHash{}(node) % kShards];
-  }
-  /// fn(NodeTopologyState&) under the node's lock, the entry created when missing. Writers find
-  /// their entry under the shared lock (it exists almost always) and create it under the
-  /// exclusive one.
+  /// fn(NodeTopologyState&) under the node's lock, the entry created when missing (nothing is
+  /// done for a name past the slot bound; nodeSlotOf logs it).
   template <typename Fn>
   void write(std::string_view node, Fn&& fn) {
-    Shard& shard = shardOf(node);
-    {
-      std::shared_lock map_lock(shard.mu);
-      if (auto it = shard.nodes.find(node); it != shard.nodes.end()) {
-        std::lock_guard lock(it->second.mu);
-        fn(it->second.state);
-        return;
-      }
-    }
-    std::unique_lock map_lock(shard.mu);
-    auto it = shard.nodes.try_emplace(std::string(node)).first;
-    std::lock_guard lock(it->second.mu);
-    fn(it->second.state);
+    Entry* e = entries_.getOrCreate(nodeSlotOf(node));
+    if (e == nullptr)
+      return;
+    std::lock_guard lock(e->mu);
+    fn(e->state);
   }
   void record(std::string_view node, NodeTopologyState& s, PodAllocation pod);
   /// Under the entry's lock.
@@ -194,7 +174,8 @@ class TopologyCache {
   void refreshDerived(NodeTopologyState& s);
   void publish(std::string_view node, const NodeTopologyState& s) const;
 
-  std::array<Shard, kShards> shards_;
+  /// Entries are never freed: a deleted node's is emptied, so a reader's reference stays good.
+  NodeSlotTable<Entry> entries_;
   std::atomic<int> needing_{0};
   std::atomic<int> with_policy_{0};
   metrics::Family<metrics::Gauge>* gauge_ = nullptr;

@@ -178,11 +178,13 @@ TEST_CASE("hook registry: a stage is answered only by the hooks registered for i
 
 TEST_CASE("hook registry: the koordlet's hooks, their stages and reconcilers",
           "[koordlet][runtimehooks]") {
-  // Koordinator's defaults: BatchResource and CPUSetAllocator on, OOMScoreAdj and CoreSched off.
+  // Koordinator's defaults: GroupIdentity, BatchResource and CPUSetAllocator on, OOMScoreAdj and
+  // CoreSched off.
   const auto defaults = koordletHooks({});
-  CHECK(names(defaults) == std::vector<std::string_view>{"BatchResource", "CPUSetAllocator"});
+  CHECK(names(defaults) ==
+        std::vector<std::string_view>{"GroupIdentity", "BatchResource", "CPUSetAllocator"});
   CHECK(names(defaults.at(HookStage::kPreRunPodSandbox)) ==
-        std::vector<std::string_view>{"BatchResource", "CPUSetAllocator"});
+        std::vector<std::string_view>{"GroupIdentity", "BatchResource", "CPUSetAllocator"});
   // BatchResource first: CPUSetAllocator's unlimited quota wins over its quota.
   for (auto stage : {HookStage::kPreCreateContainer, HookStage::kPreUpdateContainerResources}) {
     INFO(hookStageName(stage));
@@ -201,14 +203,16 @@ TEST_CASE("hook registry: the koordlet's hooks, their stages and reconcilers",
   CHECK(defaults.hooks().back().reconcile->task_name == "cpuset");
 
   const auto all = koordletHooks({{"OOMScoreAdj", true}, {"CoreSched", true}});
-  CHECK(names(all) == std::vector<std::string_view>{"BatchResource", "CPUSetAllocator",
-                                                    "OOMScoreAdj", "CoreSched"});
+  CHECK(names(all) == std::vector<std::string_view>{"GroupIdentity", "BatchResource",
+                                                    "CPUSetAllocator", "OOMScoreAdj", "CoreSched"});
   CHECK(names(all.at(HookStage::kPreCreateContainer)) ==
         std::vector<std::string_view>{"BatchResource", "CPUSetAllocator", "OOMScoreAdj"});
 
   // CoreSched only reconciles the QoS tiers: with it alone there is nothing to serve.
-  const auto core_sched =
-      koordletHooks({{"BatchResource", false}, {"CPUSetAllocator", false}, {"CoreSched", true}});
+  const auto core_sched = koordletHooks({{"GroupIdentity", false},
+                                         {"BatchResource", false},
+                                         {"CPUSetAllocator", false},
+                                         {"CoreSched", true}});
   CHECK(names(core_sched) == std::vector<std::string_view>{"CoreSched"});
   CHECK_FALSE(core_sched.servesAnyStage());
   REQUIRE(core_sched.hooks().front().reconcile);

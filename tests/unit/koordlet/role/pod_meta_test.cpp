@@ -77,3 +77,31 @@ TEST_CASE("malformed pods are errors naming the field; a list keeps the good one
   CHECK(list->errors[0].find("items[1]") != std::string::npos);
   CHECK_FALSE(decodePodList(json::object{{"items", 3}}));
 }
+
+TEST_CASE("the pod request sums containers, floors at each init container, adds overhead") {
+  auto pod = decodePodMeta(json::parse(R"({
+    "metadata": {"namespace": "web", "name": "api", "uid": "6e2b5f4e-2c6a-4f0c-9a51-2d8a1c0f3b7f",
+                 "creationTimestamp": "2026-11-28T10:00:00Z"},
+    "spec": {"containers": [
+               {"name": "a", "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}},
+               {"name": "b", "resources": {"requests": {"cpu": "1", "memory": "512Mi"}}}],
+             "initContainers": [
+               {"name": "init", "resources": {"requests": {"cpu": "2", "memory": "256Mi"}}}],
+             "overhead": {"cpu": "100m", "memory": "10Mi"}},
+    "status": {"phase": "Running", "qosClass": "Burstable"}})"));
+  REQUIRE(pod);
+  // cpu: max(0.5 + 1, 2) + 0.1; memory: max(1Gi, 256Mi) + 10Mi.
+  CHECK(pod->pod_requests.at("cpu").milliValue() == 2100);
+  CHECK(pod->pod_requests.at("memory").value() == (1024 + 10) * 1024 * 1024);
+  REQUIRE(pod->creation_time.has_value());
+
+  auto odd = json::parse(R"({
+    "metadata": {"namespace": "web", "name": "api", "uid": "6e2b5f4e-2c6a-4f0c-9a51-2d8a1c0f3b7f",
+                 "creationTimestamp": "yesterday"},
+    "spec": {"containers": [{"name": "a"}]},
+    "status": {"phase": "Running", "qosClass": "BestEffort"}})");
+  auto decoded = decodePodMeta(odd);
+  REQUIRE(decoded);
+  CHECK_FALSE(decoded->creation_time.has_value());
+  CHECK(decoded->pod_requests.empty());
+}

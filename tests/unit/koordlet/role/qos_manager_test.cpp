@@ -128,13 +128,16 @@ const StrategySpec kFakeTable[] = {
 TEST_CASE("qos manager: the koordlet's strategies are built only where their gates are on",
           "[koordlet][qosmanager]") {
   Modules m;
-  // Koordinator's defaults: BECPUSuppress on (beta), the evictions off (alpha).
-  CHECK(built(m, {}) == std::vector<std::string_view>{"cpu suppress"});
-  CHECK(built(m, {{"BECPUSuppress", false}}).empty());
-  CHECK(built(m, {{"BECPUSuppress", false}, {"BECPUEvict", true}}) ==
+  // Koordinator's defaults: BECPUSuppress and RdtResctrl on (beta), the evictions and
+  // SystemConfig off (alpha).
+  CHECK(built(m, {}) == std::vector<std::string_view>{"cpu suppress", "resctrl"});
+  CHECK(built(m, {{"BECPUSuppress", false}, {"RdtResctrl", false}}).empty());
+  CHECK(built(m, {{"BECPUSuppress", false}, {"RdtResctrl", false}, {"BECPUEvict", true}}) ==
         std::vector<std::string_view>{"cpu evict"});
-  CHECK(built(m, {{"BEMemoryEvict", true}, {"BECPUEvict", true}}) ==
+  CHECK(built(m, {{"BEMemoryEvict", true}, {"BECPUEvict", true}, {"RdtResctrl", false}}) ==
         std::vector<std::string_view>{"cpu suppress", "memory evict", "cpu evict"});
+  CHECK(built(m, {{"BECPUSuppress", false}, {"SystemConfig", true}}) ==
+        std::vector<std::string_view>{"resctrl", "system config"});
 }
 
 TEST_CASE("qos manager: a gate off builds nothing; rounds wait an interval, skip when not ready",

@@ -36,9 +36,6 @@ constexpr InertFlag kInertFlags[] = {
     {"collect-node-cpu-info-interval", "the CPU topology and info are read once at startup"},
     {"collect-node-storage-info-interval",
      "koord has no node storage collector (Koordinator's feeds BlkIOReconcile)"},
-    {"reconcile-interval-seconds",
-     "koord has none of the QoS strategies that use it (CgroupReconcile, CPUBurst, "
-     "BlkIOReconcile, RdtResctrl)"},
     {"only-evict-by-api", "koord always evicts through the Eviction API"},
     {"resource-force-update-seconds",
      "every cgroup write compares with the file's current value: there is no cache to refresh"},

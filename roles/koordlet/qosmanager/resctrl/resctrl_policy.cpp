@@ -11,17 +11,13 @@
 #include <fmt/format.h>
 
 #include "koord/kube/json_fields.h"
+#include "qosmanager/framework/resource_qos_strategy.h"
 
 namespace koord::roles::koordlet::qosmanager {
 
 namespace json = boost::json;
-using kube::jsonfields::childPath;
-using kube::jsonfields::field;
-using kube::jsonfields::typeError;
 
 namespace {
-
-constexpr std::string_view kPath = "resourceQOSStrategy";
 
 std::string_view trimSpace(std::string_view s) {
   constexpr std::string_view kSpace = " \t\r\n";
@@ -41,51 +37,26 @@ std::optional<T> parseNumber(std::string_view s, int base) {
   return v;
 }
 
-// Go decodes these into *int64; the bounds are the API's validate tags.
-kube::Expected<std::optional<std::int64_t>> percentField(const json::object& o,
-                                                         std::string_view name,
-                                                         std::string_view path) {
-  const json::value* v = field(o, name);
-  if (v == nullptr)
-    return std::optional<std::int64_t>();
-  if (!v->is_int64())
-    return typeError(childPath(path, name), "integer", *v);
-  const std::int64_t n = v->get_int64();
-  if (n < 0 || n > 100) {
-    return kube::makeKubeError(
-        fmt::format("{}: must be in [0, 100], got {}", childPath(path, name), n));
-  }
-  return std::optional<std::int64_t>(n);
-}
-
 kube::Expected<ResctrlClassQOS> decodeClass(const json::object& strategy, std::string_view cls,
                                             std::int64_t default_end) {
   ResctrlClassQOS configured;
   configured.cat_end_percent = default_end;
-  auto class_obj = kube::jsonfields::objectField(strategy, cls, kPath);
-  if (!class_obj)
-    return class_obj.error();
-  const json::object* resctrl = nullptr;
-  const std::string class_path = childPath(kPath, cls);
-  if (*class_obj != nullptr) {
-    auto r = kube::jsonfields::objectField(**class_obj, "resctrlQOS", class_path);
-    if (!r)
-      return r.error();
-    resctrl = *r;
-  }
-  if (resctrl != nullptr) {
-    const std::string path = childPath(class_path, "resctrlQOS");
+  auto section = resourceQOSSection(strategy, cls, "resctrlQOS");
+  if (!section)
+    return section.error();
+  if (const json::object* resctrl = section->object) {
+    const std::string& path = section->path;
     auto enable = kube::jsonfields::boolField(*resctrl, "enable", path);
     if (!enable)
       return enable.error();
     configured.enable = *enable;
-    auto start = percentField(*resctrl, "catRangeStartPercent", path);
+    auto start = boundedIntField(*resctrl, "catRangeStartPercent", path, 0, 100);
     if (!start)
       return start.error();
-    auto end = percentField(*resctrl, "catRangeEndPercent", path);
+    auto end = boundedIntField(*resctrl, "catRangeEndPercent", path, 0, 100);
     if (!end)
       return end.error();
-    auto mba = percentField(*resctrl, "mbaPercent", path);
+    auto mba = boundedIntField(*resctrl, "mbaPercent", path, 0, 100);
     if (!mba)
       return mba.error();
     configured.cat_start_percent = start->value_or(configured.cat_start_percent);

@@ -7,17 +7,13 @@
 
 #include "koord/cgroup/resource_executor.h"
 #include "koord/kube/json_fields.h"
+#include "qosmanager/framework/resource_qos_strategy.h"
 
 namespace koord::roles::koordlet {
 
 namespace json = boost::json;
-using kube::jsonfields::childPath;
-using kube::jsonfields::field;
-using kube::jsonfields::typeError;
 
 namespace {
-
-constexpr std::string_view kPath = "resourceQOSStrategy";
 
 struct ClassParam {
   bool enabled = false;  // cpuQOS.enable under the coreSched policy
@@ -26,32 +22,18 @@ struct ClassParam {
 
 kube::Expected<ClassParam> decodeClass(const json::object& strategy, std::string_view cls,
                                        bool core_sched) {
-  const std::string path = childPath(kPath, cls);
-  auto class_obj = kube::jsonfields::objectField(strategy, cls, kPath);
-  if (!class_obj)
-    return class_obj.error();
-  if (*class_obj == nullptr)
-    return ClassParam{};
-  auto cpu_qos = kube::jsonfields::objectField(**class_obj, "cpuQOS", path);
+  auto cpu_qos = qosmanager::resourceQOSSection(strategy, cls, "cpuQOS");
   if (!cpu_qos)
     return cpu_qos.error();
-  if (*cpu_qos == nullptr)
+  if (cpu_qos->object == nullptr)
     return ClassParam{};
-  const std::string qos_path = childPath(path, "cpuQOS");
-  auto enable = kube::jsonfields::boolField(**cpu_qos, "enable", qos_path);
+  auto enable = kube::jsonfields::boolField(*cpu_qos->object, "enable", cpu_qos->path);
   if (!enable)
     return enable.error();
-  std::int64_t sched_idle = 0;
-  if (const json::value* v = field(**cpu_qos, "schedIdle")) {
-    if (!v->is_int64())
-      return typeError(childPath(qos_path, "schedIdle"), "integer", *v);
-    sched_idle = v->get_int64();
-    if (sched_idle < 0 || sched_idle > 1) {
-      return kube::makeKubeError(
-          fmt::format("{}: must be 0 or 1, got {}", childPath(qos_path, "schedIdle"), sched_idle));
-    }
-  }
-  return ClassParam{core_sched && *enable, core_sched && sched_idle == 1};
+  auto sched_idle = qosmanager::boundedIntField(*cpu_qos->object, "schedIdle", cpu_qos->path, 0, 1);
+  if (!sched_idle)
+    return sched_idle.error();
+  return ClassParam{core_sched && *enable, core_sched && sched_idle->value_or(0) == 1};
 }
 
 }  // namespace
@@ -59,17 +41,10 @@ kube::Expected<ClassParam> decodeClass(const json::object& strategy, std::string
 kube::Expected<std::optional<KubeQOSCPUIdle>> decodeKubeQOSCPUIdle(const json::object* strategy) {
   if (strategy == nullptr)
     return std::optional<KubeQOSCPUIdle>();
-  auto policies = kube::jsonfields::objectField(*strategy, "policies", kPath);
-  if (!policies)
-    return policies.error();
-  bool core_sched = false;
-  if (*policies != nullptr) {
-    auto policy =
-        kube::jsonfields::stringField(**policies, "cpuPolicy", childPath(kPath, "policies"));
-    if (!policy)
-      return policy.error();
-    core_sched = *policy == "coreSched";
-  }
+  auto policy = qosmanager::resourceQOSCpuPolicy(*strategy);
+  if (!policy)
+    return policy.error();
+  const bool core_sched = *policy == "coreSched";
   auto lsr = decodeClass(*strategy, "lsrClass", core_sched);
   if (!lsr)
     return lsr.error();

@@ -8,17 +8,13 @@
 #include <fmt/format.h>
 
 #include "koord/kube/json_fields.h"
+#include "qosmanager/framework/resource_qos_strategy.h"
 
 namespace koord::roles::koordlet {
 
 namespace json = boost::json;
-using kube::jsonfields::childPath;
-using kube::jsonfields::field;
-using kube::jsonfields::typeError;
 
 namespace {
-
-constexpr std::string_view kPath = "resourceQOSStrategy";
 
 struct ClassParam {
   bool enabled = false;  // cpuQOS.enable under the groupIdentity policy
@@ -27,34 +23,20 @@ struct ClassParam {
 
 kube::Expected<ClassParam> decodeClass(const json::object& strategy, std::string_view cls,
                                        std::int64_t default_value, bool group_identity) {
-  const std::string path = childPath(kPath, cls);
-  auto class_obj = kube::jsonfields::objectField(strategy, cls, kPath);
-  if (!class_obj)
-    return class_obj.error();
-  if (*class_obj == nullptr)
-    return ClassParam{};
-  auto cpu_qos = kube::jsonfields::objectField(**class_obj, "cpuQOS", path);
+  auto cpu_qos = qosmanager::resourceQOSSection(strategy, cls, "cpuQOS");
   if (!cpu_qos)
     return cpu_qos.error();
-  if (*cpu_qos == nullptr)
+  if (cpu_qos->object == nullptr)
     return ClassParam{};
-  const std::string qos_path = childPath(path, "cpuQOS");
-  auto enable = kube::jsonfields::boolField(**cpu_qos, "enable", qos_path);
+  auto enable = kube::jsonfields::boolField(*cpu_qos->object, "enable", cpu_qos->path);
   if (!enable)
     return enable.error();
-  std::int64_t value = default_value;
-  if (const json::value* v = field(**cpu_qos, "groupIdentity")) {
-    if (!v->is_int64())
-      return typeError(childPath(qos_path, "groupIdentity"), "integer", *v);
-    value = v->get_int64();
-    if (value < -1 || value > 2) {
-      return kube::makeKubeError(fmt::format("{}: must be in [-1, 2], got {}",
-                                             childPath(qos_path, "groupIdentity"), value));
-    }
-  }
+  auto value = qosmanager::boundedIntField(*cpu_qos->object, "groupIdentity", cpu_qos->path, -1, 2);
+  if (!value)
+    return value.error();
   // A disabled class, or another CPU policy, resets its cgroups to the neutral value.
   const bool enabled = group_identity && *enable;
-  return ClassParam{enabled, enabled ? value : kBvtNone};
+  return ClassParam{enabled, enabled ? value->value_or(default_value) : kBvtNone};
 }
 
 constexpr std::size_t idx(cgroup::QoSTier t) {
@@ -103,17 +85,10 @@ std::int64_t BvtRule::hostAppValue(apis::QoSClass qos) const {
 kube::Expected<std::optional<BvtRule>> decodeBvtRule(const json::object* strategy) {
   if (strategy == nullptr)
     return std::optional<BvtRule>();
-  auto policies = kube::jsonfields::objectField(*strategy, "policies", kPath);
-  if (!policies)
-    return policies.error();
-  bool group_identity = true;
-  if (*policies != nullptr) {
-    auto policy =
-        kube::jsonfields::stringField(**policies, "cpuPolicy", childPath(kPath, "policies"));
-    if (!policy)
-      return policy.error();
-    group_identity = policy->empty() || *policy == "groupIdentity";
-  }
+  auto policy = qosmanager::resourceQOSCpuPolicy(*strategy);
+  if (!policy)
+    return policy.error();
+  const bool group_identity = policy->empty() || *policy == "groupIdentity";
   auto lsr = decodeClass(*strategy, "lsrClass", 2, group_identity);
   if (!lsr)
     return lsr.error();

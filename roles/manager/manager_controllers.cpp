@@ -66,7 +66,7 @@ ManagerControllers::ManagerControllers(kube::RestClient& client, ManagerInformer
                                        SloConfigSource& config,
                                        const std::vector<std::string>& enabled,
                                        metrics::Registry& registry,
-                                       noderesource::DevicePlugins device_plugins)
+                                       noderesource::NodeResourcePlugins resource_plugins)
     : client_(client), informers_(informers), config_(config) {
   auto on = [&](const char* name) {
     return std::find(enabled.begin(), enabled.end(), name) != enabled.end();
@@ -119,7 +119,7 @@ ManagerControllers::ManagerControllers(kube::RestClient& client, ManagerInformer
   }
   if (on("noderesource")) {
     auto reconciler = std::make_shared<NodeResourceReconciler>(client_, informers_, config_,
-                                                               registry, device_plugins);
+                                                               registry, resource_plugins);
     controllers_.push_back(std::make_unique<Controller>(
         "noderesource", [reconciler](const std::string& key) { return reconciler->reconcile(key); },
         kWorkers, registry));

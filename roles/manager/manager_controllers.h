@@ -25,11 +25,11 @@ class Controller;
 class ManagerControllers {
  public:
   /// `enabled` holds the names --controllers resolved to; unknown ones are ignored here (the
-  /// flag check refused them already). `device_plugins`: the noderesource device plugins that
+  /// flag check refused them already). `resource_plugins`: the noderesource device plugins that
   /// --noderesource-plugins turns on.
   ManagerControllers(kube::RestClient& client, ManagerInformers& informers, SloConfigSource& config,
                      const std::vector<std::string>& enabled, metrics::Registry& registry,
-                     noderesource::DevicePlugins device_plugins = {});
+                     noderesource::NodeResourcePlugins resource_plugins = {});
   ~ManagerControllers();
   ManagerControllers(const ManagerControllers&) = delete;
   ManagerControllers& operator=(const ManagerControllers&) = delete;

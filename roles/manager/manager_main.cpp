@@ -48,9 +48,9 @@ int roleMain(int argc, char** argv) {
     feedSloConfig(informers, slo_config);
 
     app::LeaderGate gate(role.reactor(), client, leaderGateOptions(o));
-    ManagerControllers controllers(gate.writer(), informers, slo_config,
-                                   enabledControllers(o.controllers), role.metrics(),
-                                   noderesource::enabledDevicePlugins(o.noderesource_plugins));
+    ManagerControllers controllers(
+        gate.writer(), informers, slo_config, enabledControllers(o.controllers), role.metrics(),
+        noderesource::enabledNodeResourcePlugins(o.noderesource_plugins));
     controllers.watch();
 
     // Admission: every replica serves it, leader or not.

@@ -21,11 +21,11 @@ namespace koord::roles::manager {
 NodeResourceReconciler::NodeResourceReconciler(kube::RestClient& client,
                                                ManagerInformers& informers, SloConfigSource& config,
                                                metrics::Registry& registry,
-                                               noderesource::DevicePlugins device_plugins)
+                                               noderesource::NodeResourcePlugins resource_plugins)
     : client_(client),
       informers_(informers),
       config_(config),
-      device_plugins_(device_plugins),
+      resource_plugins_(resource_plugins),
       writes_(registry.counter("koord_manager_noderesource_node_updates_total",
                                "node.status writes of batch resources by the reason",
                                {"state", "result"})) {}
@@ -54,7 +54,7 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
   // MidResource, when --noderesource-plugins has it; off, the node's mid resources stay as
   // they are, as Koordinator leaves a disabled plugin's resources.
   std::optional<noderesource::MidResult> mid;
-  if (device_plugins_.mid)
+  if (resource_plugins_.mid)
     mid = noderesource::calculateMidResource(node->view, metric.get(), strategy, now);
 
   std::optional<std::chrono::system_clock::time_point> last;
@@ -75,7 +75,7 @@ ReconcileResult NodeResourceReconciler::reconcile(const std::string& name) {
     if (const auto* store = informers_.devices.store()) {
       auto device = store->get(name);
       devices =
-          noderesource::syncDeviceResources(node->view, device.get(), device_plugins_, strategy);
+          noderesource::syncDeviceResources(node->view, device.get(), resource_plugins_, strategy);
       if (device && !device->error.empty())
         KOORD_LOG_WARNING("node {}: device resources left as they are: {}", name, devices.message);
     }

@@ -28,7 +28,7 @@ class NodeResourceReconciler {
  public:
   NodeResourceReconciler(kube::RestClient& client, ManagerInformers& informers,
                          SloConfigSource& config, metrics::Registry& registry,
-                         noderesource::DevicePlugins device_plugins = {});
+                         noderesource::NodeResourcePlugins resource_plugins = {});
 
   ReconcileResult reconcile(const std::string& node_name);
 
@@ -45,7 +45,7 @@ class NodeResourceReconciler {
   kube::RestClient& client_;
   ManagerInformers& informers_;
   SloConfigSource& config_;
-  noderesource::DevicePlugins device_plugins_;
+  noderesource::NodeResourcePlugins resource_plugins_;
   metrics::CounterFamily& writes_;
   std::mutex mu_;
   // When this process last wrote each node: updateTimeThresholdSeconds counts from there, and

@@ -105,7 +105,7 @@ bool nodeResourcePluginEnabled(std::span<const std::string> plugins, std::string
   return star;
 }
 
-DevicePlugins enabledDevicePlugins(std::span<const std::string> plugins) {
+NodeResourcePlugins enabledNodeResourcePlugins(std::span<const std::string> plugins) {
   return {nodeResourcePluginEnabled(plugins, kGPUDeviceResourcePlugin),
           nodeResourcePluginEnabled(plugins, kRDMADeviceResourcePlugin),
           nodeResourcePluginEnabled(plugins, kMidResourcePlugin)};
@@ -157,7 +157,7 @@ DeviceResourceItems calculateRDMADeviceResource(const DeviceView* device) {
 }
 
 DeviceResourceSync syncDeviceResources(const NodeView& node, const DeviceView* device,
-                                       const DevicePlugins& plugins,
+                                       const NodeResourcePlugins& plugins,
                                        const apis::ColocationStrategy& strategy) {
   DeviceResourceSync out;
   if (device != nullptr && !device->error.empty()) {

@@ -23,17 +23,18 @@ inline constexpr std::string_view kGPUDeviceResourcePlugin = "GPUDeviceResource"
 inline constexpr std::string_view kRDMADeviceResourcePlugin = "RDMADeviceResource";
 
 /// Which device plugins --noderesource-plugins turns on.
-struct DevicePlugins {
+/// The noderesource plugins beside BatchResource that --noderesource-plugins turns on or off:
+/// GPUDeviceResource, RDMADeviceResource (here) and MidResource (mid_resource.h).
+struct NodeResourcePlugins {
   bool gpu = true;
   bool rdma = true;
-  /// MidResource (mid_resource.h) travels here too: the same flag turns it on.
   bool mid = true;
 };
 
 /// Koordinator's isPluginEnabled over the flag's list: the plugin's own name turns it on, "-name"
 /// off, the first of the two that appears wins; otherwise "*" turns it on.
 bool nodeResourcePluginEnabled(std::span<const std::string> plugins, std::string_view name);
-DevicePlugins enabledDevicePlugins(std::span<const std::string> plugins);
+NodeResourcePlugins enabledNodeResourcePlugins(std::span<const std::string> plugins);
 
 /// What one plugin asks of the node. A resource in `resources` is set to its value, or removed
 /// where the value is nullopt; a resource the plugin owns but leaves out keeps the node's
@@ -76,7 +77,7 @@ struct DeviceResourceSync {
 /// Device that could not be read (DeviceView::error) changes nothing, as a plugin that fails
 /// to calculate changes nothing in Koordinator.
 DeviceResourceSync syncDeviceResources(const NodeView& node, const DeviceView* device,
-                                       const DevicePlugins& plugins,
+                                       const NodeResourcePlugins& plugins,
                                        const apis::ColocationStrategy& strategy);
 
 /// Adds `sync.resources` to a status merge patch from buildNodeStatusPatch (both capacity and

@@ -227,7 +227,7 @@ TEST_CASE("device resources are written when they move past resourceDiffThreshol
     const char* name;
     NodeView node;
     const DeviceView* device;
-    DevicePlugins plugins;
+    NodeResourcePlugins plugins;
     bool need_status;
     std::size_t resources;  // how many resources the write carries
     koord::kube::Labels changed_labels;
@@ -350,7 +350,7 @@ TEST_CASE("device plugins are turned on and off by --noderesource-plugins as in 
   };
   for (const auto& c : cases) {
     INFO(c.flag.size());
-    auto p = enabledDevicePlugins(c.flag);
+    auto p = enabledNodeResourcePlugins(c.flag);
     CHECK(p.gpu == c.gpu);
     CHECK(p.rdma == c.rdma);
   }

@@ -245,9 +245,9 @@ TEST_CASE("mid resource: --noderesource-plugins turns MidResource on and off",
   };
   for (const auto& row : rows) {
     INFO(fmt::format("{}", fmt::join(row.flag, ",")));
-    CHECK(enabledDevicePlugins(row.flag).mid == row.mid);
+    CHECK(enabledNodeResourcePlugins(row.flag).mid == row.mid);
   }
-  CHECK(DevicePlugins{}.mid);
+  CHECK(NodeResourcePlugins{}.mid);
 }
 
 TEST_CASE("mid resource: the node's current mid values are read from allocatable",

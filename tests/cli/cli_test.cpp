@@ -235,12 +235,12 @@ std::vector<std::string> koordletArgs(const std::string& dir, int port) {
       << "    server: https://127.0.0.1:" << koord::testing::freeLoopbackPort()
       << "\n    insecure-skip-tls-verify: true\ncontexts:\n- name: c\n  context:\n"
       << "    cluster: k\n    user: u\nusers:\n- name: u\n  user:\n    token: t\n";
-  return {bin("koordlet"),
-          "-addr=127.0.0.1:" + std::to_string(port),
-          "-kubeconfig=" + dir + "/kubeconfig",
-          "-cgroup-root-dir=" + dir + "/cgroup",
-          "-sys-root-dir=" + dir + "/sys",
-          "-proc-root-dir=/proc"};
+  return {bin("koordlet"), "-addr=127.0.0.1:" + std::to_string(port),
+          "-kubeconfig=" + dir + "/kubeconfig", "-cgroup-root-dir=" + dir + "/cgroup",
+          "-sys-root-dir=" + dir + "/sys", "-proc-root-dir=/proc",
+          // Its checkpoints in the test's directory, never the host's /metric-data.
+          "-tsdb-path=" + dir + "/metric-data",
+          "-prediction-checkpoint-filepath=" + dir + "/prediction-checkpoints"};
 }
 
 }  // namespace
@@ -269,6 +269,46 @@ TEST_CASE("a koordlet without its API server serves health, stays unready, stops
   }
   first.signal(SIGINT);
   CHECK(first.wait(10s).exit_code == 0);
+}
+
+TEST_CASE("a koordlet names each gate that is on without effect once, and exports them all",
+          "[cli]") {
+  std::string dir =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/koord-cli-koordlet3";
+  std::filesystem::remove_all(dir);
+  int port = koord::testing::freeLoopbackPort();
+  auto args = koordletArgs(dir, port);
+  // PSICollector: set on, no code reads it. CPUBurst: on by default, set off here, no code reads
+  // it. BECPUSuppress: on and read.
+  args.push_back("-feature-gates=PSICollector=true,CPUBurst=false");
+  koord::testing::Subprocess koordlet(args, {{"NODE_NAME", "node-a"}});
+  Prober probe;
+  REQUIRE(probe.waitFor("http://127.0.0.1:" + std::to_string(port) + "/healthz").has_value());
+  auto metrics = probe.get("http://127.0.0.1:" + std::to_string(port) + "/metrics");
+  REQUIRE(metrics.has_value());
+  CHECK(metrics->body.find(
+            R"(koordlet_feature_enabled{feature="PSICollector",effective="false"} 1)") !=
+        std::string::npos);
+  CHECK(metrics->body.find(
+            R"(koordlet_feature_enabled{feature="BECPUSuppress",effective="true"} 1)") !=
+        std::string::npos);
+  CHECK(metrics->body.find(R"(koordlet_feature_enabled{feature="CPUBurst",effective="false"} 0)") !=
+        std::string::npos);
+  koordlet.signal(SIGINT);
+  auto r = koordlet.wait(10s);
+  CHECK(r.exit_code == 0);
+  auto count = [&](std::string_view needle) {
+    std::size_t n = 0;
+    for (auto at = r.err.find(needle); at != std::string::npos; at = r.err.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count("feature gate PSICollector is on but has no effect: not implemented in koord yet") ==
+        1);
+  CHECK(count("PSICollector") == 1);  // before: also "PSICollector=true has no effect in koord yet"
+  CHECK(count("feature gate CPUBurst=false has no effect in koord yet") == 1);
+  CHECK(count("CPUBurst is on") == 0);
+  CHECK(count("BECPUSuppress") == 0);
 }
 
 TEST_CASE("a koordlet whose cgroup root has no kubepods yet names the flag", "[cli]") {

@@ -235,7 +235,8 @@ for n in "${pod_counts[@]}"; do
   klog=$work/koordlet-$n.log
   NODE_NAME=$node agent_mode=hostMode "$work/koord" koordlet -kubeconfig="$KOORD_KUBECONFIG" \
     -cgroup-root-dir="$cg/" -sys-root-dir=/sys/ -proc-root-dir=/proc/ -addr=127.0.0.1:0 \
-    -kubelet-insecure-tls -kubelet-read-only-port="$kubelet_port" -collect-res-used-interval=1s >"$klog" 2>&1 &
+    -kubelet-insecure-tls -kubelet-read-only-port="$kubelet_port" -collect-res-used-interval=1s \
+    -tsdb-path="$work/metric-data-$n" -prediction-checkpoint-filepath="$work/prediction-$n" >"$klog" 2>&1 &
   koordlet_pid=$!
   port=
   for _ in $(seq 100); do

@@ -16,6 +16,7 @@
 #include "koordlet_startup.h"
 #include "metriccache/metric_cache.h"
 #include "metriccache/metric_cache_checkpoint.h"
+#include "metricsadvisor/metrics_advisor.h"
 #include "metricsadvisor/resource_collector.h"
 #include "metricsadvisor/usage_gauges.h"
 #include "periodic_task.h"
@@ -138,6 +139,8 @@ struct Koordlet::Impl {
   UsageGauges gauges;
   ResourceCollector collector;
   PeriodicTask collect;
+  // The gated collectors (PSI, CPI, throttling, page cache, resctrl), each on its own loop.
+  metricsadvisor::MetricsAdvisor advisor;
   PeriodicTask gc;
   // Null with -metric-cache-checkpoint-interval=0; after the cache its thread reads.
   std::unique_ptr<metriccache::CheckpointWriter> checkpoint;
@@ -182,6 +185,10 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
                                   std::chrono::steady_clock::now());
                 gauges.update(cache, *pods);
               }),
+      advisor(
+          io, [this] { return states.snapshot(); }, gates,
+          metricsadvisor::CollectorContext{
+              .cgroups = cgroups, .cache = cache, .metrics = role.metrics(), .options = o}),
       gc(io, "metric cache gc", seconds(o.metric_gc_interval_seconds),
          [this] { cache.collectGarbage(std::chrono::system_clock::now()); }),
       predictor(predictionConfig(o)),
@@ -256,6 +263,7 @@ void Koordlet::start() {
   auto& m = *impl_;
   m.states.start();
   m.collect.start();
+  m.advisor.start();
   m.gc.start(seconds(m.o.metric_gc_interval_seconds));
   if (m.checkpoint)
     m.checkpoint->start();
@@ -277,6 +285,7 @@ void Koordlet::stop() {
   auto& m = *impl_;
   m.readiness.stop();
   m.collect.stop();
+  m.advisor.stop();
   m.gc.stop();
   // After the collector, so the last checkpoint holds its last samples.
   if (m.checkpoint)

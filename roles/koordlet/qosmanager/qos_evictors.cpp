@@ -15,6 +15,18 @@ namespace koord::roles::koordlet::qosmanager {
 
 namespace mc = metriccache;
 
+namespace {
+
+// The pod's koordinator.sh/eviction-policy, when it has one, must list the feature.
+bool policyAllows(const PodMeta& pod, std::string_view feature) {
+  auto it = pod.annotations.find("koordinator.sh/eviction-policy");
+  if (it == pod.annotations.end())
+    return true;
+  return isEvictionPolicyAllowed(std::string_view(it->second), feature);
+}
+
+}  // namespace
+
 QoSEvictors::QoSEvictors(const mc::MetricCache& cache, PodEvictor& evictor,
                          std::chrono::milliseconds collect_interval,
                          std::chrono::seconds memory_cool_time, std::chrono::seconds cpu_cool_time)
@@ -71,7 +83,7 @@ EvictRound QoSEvictors::memoryEvictOnce(const StatesSnapshot& states,
     c.qos_label = std::string(apis::qosClassName(apis::podQoSClassRaw(p.labels)));
     if (auto m = cache_.lastWithin(mc::MetricKind::kPodMemoryUsage, p.uid, max_age, now))
       c.memory_used_bytes = static_cast<std::int64_t>(m->value);
-    c.eviction_allowed = !evictor_.recentlyEvicted(p.uid);
+    c.eviction_allowed = !evictor_.recentlyEvicted(p.uid) && policyAllows(p, kBEMemoryEvictFeature);
     candidates.push_back(std::move(c));
   }
   auto plan = planBEMemoryEviction(
@@ -163,7 +175,7 @@ EvictRound QoSEvictors::cpuEvictOnce(const StatesSnapshot& states,
         c.batch_cpu_request_milli =
             koord::saturatingAdd(c.batch_cpu_request_milli, r->second.value());
     }
-    c.eviction_allowed = !evictor_.recentlyEvicted(p.uid);
+    c.eviction_allowed = !evictor_.recentlyEvicted(p.uid) && policyAllows(p, kBECPUEvictFeature);
     candidates.push_back(std::move(c));
   }
   auto plan = planBECPUEviction(*strategy, in, candidates);

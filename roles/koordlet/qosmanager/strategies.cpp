@@ -3,6 +3,7 @@
 #include "qosmanager/cpuevict/cpu_evict_plugin.h"
 #include "qosmanager/cpusuppress/cpu_suppress_plugin.h"
 #include "qosmanager/memoryevict/memory_evict_plugin.h"
+#include "qosmanager/priorityevict/priority_evict_round.h"
 #include "qosmanager/resctrl/resctrl_reconcile.h"
 #include "qosmanager/sysreconcile/system_config_reconcile.h"
 
@@ -15,6 +16,8 @@ std::span<const StrategySpec> koordletStrategies() {
       cpuSuppressStrategy(),
       memoryEvictStrategy(),
       cpuEvictStrategy(),
+      memoryUsedEvictStrategy(),
+      cpuUsedEvictStrategy(),
       resctrlStrategy(),
       systemConfigStrategy(),
   };

@@ -126,12 +126,16 @@ kube::Expected<PodMeta> decodePodMeta(const json::value& v) {
   if (const auto* created = jf::field(**meta, "creationTimestamp");
       created != nullptr && created->is_string())
     p.creation_time = kube::parseTime(created->as_string());
-  // Annotation values are strings to the API server; anything else is no resource-status.
+  // Only the annotations some koordlet module reads are kept (kKeptPodAnnotations). Values are
+  // strings to the API server; anything else, or a value past the bound, is as if absent.
   if (const auto* annotations = jf::field(**meta, "annotations");
       annotations != nullptr && annotations->is_object()) {
-    if (const auto* status = annotations->as_object().if_contains(apis::kAnnotationResourceStatus);
-        status != nullptr && status->is_string())
-      p.annotations.emplace(apis::kAnnotationResourceStatus, std::string_view(status->as_string()));
+    for (std::string_view key : kKeptPodAnnotations) {
+      if (const auto* value = annotations->as_object().if_contains(key);
+          value != nullptr && value->is_string() &&
+          value->as_string().size() <= kMaxKeptAnnotationBytes)
+        p.annotations.emplace(key, std::string_view(value->as_string()));
+    }
   }
 
   auto spec = jf::objectField(o, "spec", "");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "koord/apis/extension.h"
@@ -31,6 +32,22 @@ struct ContainerMeta {
 
 enum class PodPhase : std::uint8_t { kUnknown, kPending, kRunning, kSucceeded, kFailed };
 
+/// The pod annotations the koordlet reads: resource-status (the node topology report takes LSE
+/// and LSR pods' cpusets from it), the per-pod CPU burst and memory QoS overrides, and the
+/// eviction order and policy. A module that reads another key adds it here.
+// One key per line, as the list's readers expect; clang-format would pack them.
+// clang-format off
+inline constexpr std::string_view kKeptPodAnnotations[] = {
+    apis::kAnnotationResourceStatus,
+    "koordinator.sh/cpuBurst",
+    "koordinator.sh/memoryQOS",
+    "koordinator.sh/eviction-priority",
+    "koordinator.sh/eviction-policy",
+};
+// clang-format on
+/// A kept annotation longer than this is dropped (as if absent).
+inline constexpr std::size_t kMaxKeptAnnotationBytes = 256 * 1024;
+
 struct PodMeta {
   std::string namespace_;
   std::string name;
@@ -43,8 +60,8 @@ struct PodMeta {
   apis::PriorityClass priority = apis::PriorityClass::kNone;
   std::optional<std::int32_t> priority_value;
   kube::Labels labels;
-  /// Only scheduling.koordinator.sh/resource-status (the node topology report reads LSE and LSR
-  /// pods' cpusets from it); the rest is not kept, as pods often carry kilobytes of annotations.
+  /// Only the keys of kKeptPodAnnotations: pods often carry kilobytes of annotations the
+  /// koordlet never reads.
   kube::Annotations annotations;
   std::vector<ContainerMeta> containers;
   /// The pod is being deleted (metadata.deletionTimestamp set).

@@ -105,3 +105,18 @@ TEST_CASE("the pod request sums containers, floors at each init container, adds 
   CHECK_FALSE(decoded->creation_time.has_value());
   CHECK(decoded->pod_requests.empty());
 }
+
+TEST_CASE("only the annotations a koordlet module reads are kept, each within its bound") {
+  auto v = bePod();
+  auto& annotations = v.at("metadata").as_object()["annotations"].emplace_object();
+  annotations["koordinator.sh/eviction-policy"] = R"(["BEMemoryEvict"])";
+  annotations["koordinator.sh/eviction-priority"] = "7";
+  annotations["koordinator.sh/cpuBurst"] = std::string(kMaxKeptAnnotationBytes + 1, 'x');
+  annotations["koordinator.sh/memoryQOS"] = 3;  // not a string: as if absent
+  annotations["kubectl.kubernetes.io/last-applied-configuration"] = std::string(4096, 'y');
+  auto pod = decodePodMeta(v);
+  REQUIRE(pod);
+  CHECK(pod->annotations.size() == 2);
+  CHECK(pod->annotations.at("koordinator.sh/eviction-policy") == R"(["BEMemoryEvict"])");
+  CHECK(pod->annotations.at("koordinator.sh/eviction-priority") == "7");
+}

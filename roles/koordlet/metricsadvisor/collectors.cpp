@@ -1,0 +1,17 @@
+#include "metricsadvisor/collectors.h"
+
+#include "metricsadvisor/collectors/resctrl/resctrl_collector_spec.h"
+
+namespace koord::roles::koordlet::metricsadvisor {
+
+std::span<const CollectorSpec> koordletCollectors() {
+  // One line per collector, as the table's readers expect; clang-format would pack them.
+  // clang-format off
+  static const CollectorSpec kCollectors[] = {
+      resctrlCollector(),
+  };
+  // clang-format on
+  return kCollectors;
+}
+
+}  // namespace koord::roles::koordlet::metricsadvisor

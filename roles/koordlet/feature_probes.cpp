@@ -7,6 +7,10 @@
 
 #include "koord/cgroup/resource_executor.h"
 #include "koordlet_options.h"
+#include "metricsadvisor/collectors/cpi/cpi_collector.h"
+#include "metricsadvisor/collectors/psi/psi_collector_spec.h"
+#include "qosmanager/blkio/blkio_apply.h"
+#include "qosmanager/cgreconcile/memory_qos_files.h"
 #include "qosmanager/resctrl/resctrl_fs.h"
 #include "qosmanager/sysreconcile/system_config_reconcile.h"
 #include "runtimehooks/groupidentity/bvt_apply.h"
@@ -32,6 +36,10 @@ constexpr FeatureProbe kProbes[] = {
     {"RdtResctrl", [](const ProbeContext& c) { return qosmanager::resctrlMissingInterface(std::filesystem::path(c.options.sys_fs_root_dir) / "resctrl"); }},
     {"GroupIdentity", [](const ProbeContext& c) { return groupIdentityMissingInterface(c.cgroups); }},
     {"SystemConfig", [](const ProbeContext& c) { return qosmanager::systemConfigMissingInterface({.proc_root = c.options.proc_root_dir, .sys_root = c.options.sys_root_dir}); }},
+    {"PSICollector", [](const ProbeContext& c) { return metricsadvisor::psiMissingInterface(c.options.proc_root_dir); }},
+    {"CgroupReconcile", [](const ProbeContext& c) { return qosmanager::memoryQOSMissingInterface(c.cgroups); }},
+    {"BlkIOReconcile", [](const ProbeContext& c) { return qosmanager::blkioMissingInterface(c.cgroups); }},
+    {"CPICollector", [](const ProbeContext& c) { return metricsadvisor::cpiMissingInterface(c.options.sys_root_dir, c.cgroups.root()); }},
 };
 // clang-format on
 

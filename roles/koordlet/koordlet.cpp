@@ -44,10 +44,24 @@ metriccache::MetricCacheOptions metricCacheOptions(const KoordletOptions& o) {
   metriccache::MetricCacheOptions cache_options;
   cache_options.collect_interval = o.collect_res_used_interval;
   cache_options.series_expire = seconds(o.metric_expire_seconds);
-  for (auto kind : {metriccache::MetricKind::kPodCPUUsage, metriccache::MetricKind::kPodMemoryUsage,
-                    metriccache::MetricKind::kContainerCPUUsage,
-                    metriccache::MetricKind::kContainerMemoryUsage})
+  using metriccache::MetricKind;
+  for (auto kind :
+       {MetricKind::kPodCPUUsage, MetricKind::kPodMemoryUsage, MetricKind::kContainerCPUUsage,
+        MetricKind::kContainerMemoryUsage, MetricKind::kPodMemoryWithPageCacheUsage,
+        MetricKind::kContainerMemoryWithPageCacheUsage})
     cache_options.retention_by_kind.emplace_back(kind, seconds(600));
+  // Interference signals are read over the last few rounds only (CPU burst looks two intervals
+  // back): a short window keeps 400 pods' worth of them small.
+  for (auto kind :
+       {MetricKind::kPodCPUThrottled, MetricKind::kContainerCPUThrottled,
+        MetricKind::kContainerCPICycles, MetricKind::kContainerCPIInstructions,
+        MetricKind::kPodPSICPUSome, MetricKind::kPodPSICPUFull, MetricKind::kPodPSIMemSome,
+        MetricKind::kPodPSIMemFull, MetricKind::kPodPSIIOSome, MetricKind::kPodPSIIOFull,
+        MetricKind::kPodPSICPUFullSupported, MetricKind::kContainerPSICPUSome,
+        MetricKind::kContainerPSICPUFull, MetricKind::kContainerPSIMemSome,
+        MetricKind::kContainerPSIMemFull, MetricKind::kContainerPSIIOSome,
+        MetricKind::kContainerPSIIOFull, MetricKind::kContainerPSICPUFullSupported})
+    cache_options.retention_by_kind.emplace_back(kind, seconds(120));
   return cache_options;
 }
 

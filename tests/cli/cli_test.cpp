@@ -278,21 +278,25 @@ TEST_CASE("a koordlet names each gate that is on without effect once, and export
   std::filesystem::remove_all(dir);
   int port = koord::testing::freeLoopbackPort();
   auto args = koordletArgs(dir, port);
-  // PSICollector: set on, no code reads it. CPUBurst: on by default, set off here, no code reads
-  // it. BECPUSuppress: on and read.
-  args.push_back("-feature-gates=PSICollector=true,CPUBurst=false");
+  // ColdPageCollector: set on, no code reads it. PerCPUMetric: off by default and set off: no
+  // line (every gate on by default is read now; the unit tests cover one set off unread).
+  // BECPUSuppress and CPUBurst: on and read.
+  args.push_back("-feature-gates=ColdPageCollector=true,PerCPUMetric=false");
   koord::testing::Subprocess koordlet(args, {{"NODE_NAME", "node-a"}});
   Prober probe;
   REQUIRE(probe.waitFor("http://127.0.0.1:" + std::to_string(port) + "/healthz").has_value());
   auto metrics = probe.get("http://127.0.0.1:" + std::to_string(port) + "/metrics");
   REQUIRE(metrics.has_value());
   CHECK(metrics->body.find(
-            R"(koordlet_feature_enabled{feature="PSICollector",effective="false"} 1)") !=
+            R"(koordlet_feature_enabled{feature="ColdPageCollector",effective="false"} 1)") !=
         std::string::npos);
   CHECK(metrics->body.find(
             R"(koordlet_feature_enabled{feature="BECPUSuppress",effective="true"} 1)") !=
         std::string::npos);
-  CHECK(metrics->body.find(R"(koordlet_feature_enabled{feature="CPUBurst",effective="false"} 0)") !=
+  CHECK(metrics->body.find(R"(koordlet_feature_enabled{feature="CPUBurst",effective="true"} 1)") !=
+        std::string::npos);
+  CHECK(metrics->body.find(
+            R"(koordlet_feature_enabled{feature="PerCPUMetric",effective="false"} 0)") !=
         std::string::npos);
   koordlet.signal(SIGINT);
   auto r = koordlet.wait(10s);
@@ -303,11 +307,14 @@ TEST_CASE("a koordlet names each gate that is on without effect once, and export
       ++n;
     return n;
   };
-  CHECK(count("feature gate PSICollector is on but has no effect: not implemented in koord yet") ==
-        1);
-  CHECK(count("PSICollector") == 1);  // before: also "PSICollector=true has no effect in koord yet"
-  CHECK(count("feature gate CPUBurst=false has no effect in koord yet") == 1);
-  CHECK(count("CPUBurst is on") == 0);
+  CHECK(
+      count(
+          "feature gate ColdPageCollector is on but has no effect: not implemented in koord yet") ==
+      1);
+  // Named once: not also as "ColdPageCollector=true has no effect in koord yet".
+  CHECK(count("ColdPageCollector") == 1);
+  CHECK(count("PerCPUMetric") == 0);
+  CHECK(count("CPUBurst") == 0);
   CHECK(count("BECPUSuppress") == 0);
 }
 

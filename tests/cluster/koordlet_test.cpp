@@ -20,16 +20,20 @@
 #include "koord/http/client.h"
 #include "koord/kube/quantity.h"
 #include "manifests.h"
+#include "node_pod.h"
 #include "subprocess.h"
 
 using namespace std::chrono_literals;
 namespace json = boost::json;
 using koord::kube::ResourceRef;
 using koord::testing::eventually;
+using koord::testing::firstLineOf;
 using koord::testing::koordBinary;
 using koord::testing::KubeApi;
 using koord::testing::named;
+using koord::testing::nodePod;
 using koord::testing::ok;
+using koord::testing::podRunning;
 using koord::testing::str;
 using koord::testing::TestNamespace;
 using koord::testing::tokenConfig;
@@ -44,53 +48,16 @@ std::int64_t milli(const json::value& v, std::initializer_list<const char*> path
   return koord::kube::Quantity::parse(q).value().milliValue();
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
 // The first line a pod's main container logged, once it has one (what is there after 20 s).
 // kubelet 1.20 writes container logs under /var/log/pods/<ns>_<pod>_<uid>/<container>/.
 std::string firstLogLine(const std::string& ns, const std::string& pod, const std::string& uid) {
   const std::string log = "/var/log/pods/" + ns + "_" + pod + "_" + uid + "/main/0.log";
   std::string line;
   (void)eventually(std::chrono::seconds(20), [&] {
-    line = readFile(log);
+    line = firstLineOf(log);
     return line.find("first:") != std::string::npos;
   });
   return line;
-}
-
-// A pod on the test node: host network (the node's CNI is loopback only) and the local image.
-json::object nodePod(const std::string& name, const std::string& ns, const std::string& node,
-                     const std::string& script, json::object labels, json::object requests,
-                     json::object limits, const std::string& priority_class = "") {
-  auto env = koord::testing::readClusterEnv();
-  json::object spec{
-      {"nodeName", node},
-      {"hostNetwork", true},
-      {"terminationGracePeriodSeconds", 1},
-      {"containers",
-       json::array{json::object{{"name", "main"},
-                                {"image", koord::testing::needEnv(env, "KOORD_TEST_IMAGE")},
-                                {"imagePullPolicy", "Never"},
-                                {"command", json::array{"sh", "-c", script}},
-                                {"resources", json::object{{"requests", std::move(requests)},
-                                                           {"limits", std::move(limits)}}}}}}};
-  if (!priority_class.empty())
-    spec["priorityClassName"] = priority_class;
-  return json::object{
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata", json::object{{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
-      {"spec", std::move(spec)}};
-}
-
-bool running(koord::kube::RestClient& api, const std::string& ns, const std::string& name) {
-  auto p = api.getSync(named(kPods, name, ns));
-  return p && str(*p, {"status", "phase"}) == "Running";
 }
 
 std::string sloConfig(int memory_evict_threshold) {
@@ -213,21 +180,21 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
          R"("kubernetes.io/batch-memory":"64Mi"},"requests":{"kubernetes.io/batch-cpu":"100",)"
          R"("kubernetes.io/batch-memory":"64Mi"}}}})"}};
     ok(api->createSync(named(kPods, "", work.name()), be_pod), "be pod");
-    REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "be-batch"); }));
+    REQUIRE(eventually(60s, [&] { return podRunning(*api, work.name(), "be-batch"); }));
     auto be = ok(api->getSync(named(kPods, "be-batch", work.name())), "be pod");
     const std::string first_line =
         firstLogLine(work.name(), "be-batch", str(be, {"metadata", "uid"}));
     CHECK_THAT(first_line, Catch::EndsWith("first: 102 20000 " + std::to_string(64 << 20)));
     const std::string pod_dir = "kubepods/besteffort/pod" + str(be, {"metadata", "uid"});
     CHECK(eventually(30s, [&] {
-      return readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") == "102" &&
-             readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.cfs_quota_us") == "20000" &&
-             readFile("/sys/fs/cgroup/memory/" + pod_dir + "/memory.limit_in_bytes") ==
+      return firstLineOf("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") == "102" &&
+             firstLineOf("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.cfs_quota_us") == "20000" &&
+             firstLineOf("/sys/fs/cgroup/memory/" + pod_dir + "/memory.limit_in_bytes") ==
                  std::to_string(64 << 20);
     }));
     INFO("pod cgroup " << pod_dir << ": shares "
-                       << readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") << ", quota "
-                       << readFile("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.cfs_quota_us"));
+                       << firstLineOf("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.shares") << ", quota "
+                       << firstLineOf("/sys/fs/cgroup/cpu/" + pod_dir + "/cpu.cfs_quota_us"));
 
     // 2b. An LSR pod the scheduler bound to CPU 0 (resource-status annotation):
     //     CPUSetAllocator answers PreCreateContainer, so the container's first command already
@@ -245,7 +212,7 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
         json::object{{"scheduling.koordinator.sh/resource-status", R"({"cpuset":"0"})"},
                      {"koordinator.sh/oom-score-adj", "777"}};
     ok(api->createSync(named(kPods, "", work.name()), bound_pod), "lsr pod");
-    REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "lsr-bound"); }));
+    REQUIRE(eventually(60s, [&] { return podRunning(*api, work.name(), "lsr-bound"); }));
     auto bound = ok(api->getSync(named(kPods, "lsr-bound", work.name())), "lsr pod");
     const std::string bound_line =
         firstLogLine(work.name(), "lsr-bound", str(bound, {"metadata", "uid"}));
@@ -256,7 +223,7 @@ TEST_CASE("koordlet: NodeMetric report, batch cgroups, BE memory eviction", "[ko
                        nodePod("ls-hog", work.name(), node, "while :; do :; done", {},
                                json::object{{"cpu", "500m"}}, json::object{})),
        "ls hog");
-    REQUIRE(eventually(60s, [&] { return running(*api, work.name(), "ls-hog"); }));
+    REQUIRE(eventually(60s, [&] { return podRunning(*api, work.name(), "ls-hog"); }));
     const auto hog_running = std::chrono::system_clock::now();
     std::int64_t hog_milli = -1;
     std::chrono::system_clock::time_point reported;

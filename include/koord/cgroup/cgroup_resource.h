@@ -33,6 +33,31 @@ enum class Resource {
   kIOPressure,
   kCpuBvtWarpNs,   // cpu.bvt_warp_ns (both; Anolis kernels): group identity, -1..2
   kCgroupThreads,  // v1 tasks (under cpu) <-> v2 cgroup.threads: thread ids (read only)
+  // Memory QoS (both versions where the kernel has them: v2, and Anolis kernels on v1), in bytes
+  // or "max": memory.min, memory.low, memory.high.
+  kMemoryMin,
+  kMemoryLow,
+  kMemoryHigh,
+  // Anolis kernels only: async reclaim watermarks (ratio 0..100, scale factor 1..1000, min adj
+  // -25..50), the OOM priority (0..12) and its switch (0 or 1), and memory.oom.group (0 or 1).
+  kMemoryWmarkRatio,
+  kMemoryWmarkScaleFactor,
+  kMemoryWmarkMinAdj,
+  kMemoryPriority,
+  kMemoryUsePriorityOom,
+  kMemoryOomGroup,
+  // Block I/O (v1 blkio, v2 io): each value is one device's "MAJ:MIN <setting>". The throttles
+  // are v1's blkio.throttle.{read,write}_{bps,iops}_device ("MAJ:MIN N", 0 = none) and v2's
+  // io.max, one key each ("MAJ:MIN rbps=N|max"). The weight (1..100) is Anolis' v1
+  // blkio.cost.weight and v2's io.weight. blk-iocost's QoS and cost model ("MAJ:MIN key=value
+  // ...") are the root cgroup's only: v1 (Anolis) blkio.cost.{qos,model}, v2 io.cost.{qos,model}.
+  kBlkioReadBps,
+  kBlkioWriteBps,
+  kBlkioReadIops,
+  kBlkioWriteIops,
+  kBlkioWeight,
+  kBlkioCostQos,
+  kBlkioCostModel,
 };
 
 struct ResourceFile {
@@ -57,6 +82,9 @@ bool resourceWritable(Resource r);
 /// 1000..1000000, burst >= 0, idle 0 or 1, memory limit -1 or > 0, cpuset lists in the kernel's
 /// syntax) and returns it normalized (trimmed, canonical integer). The error names the resource.
 Expected<std::string> validateValue(Resource r, std::string_view value);
+
+/// The io.max key of a throttle row ("rbps", "wbps", "riops", "wiops"); "" for any other row.
+std::string_view ioMaxKey(Resource r);
 
 /// cpu.shares -> cpu.weight as the kernel's cgroup v1 compatibility does:
 /// 1 + (shares - 2) * 9999 / 262142, so 2 -> 1, 1024 -> 39, 262144 -> 10000.

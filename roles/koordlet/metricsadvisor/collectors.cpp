@@ -1,5 +1,9 @@
 #include "metricsadvisor/collectors.h"
 
+#include "metricsadvisor/collectors/cpi/cpi_collector_spec.h"
+#include "metricsadvisor/collectors/pagecache/page_cache_collector_spec.h"
+#include "metricsadvisor/collectors/podthrottled/pod_throttled_collector_spec.h"
+#include "metricsadvisor/collectors/psi/psi_collector_spec.h"
 #include "metricsadvisor/collectors/resctrl/resctrl_collector_spec.h"
 
 namespace koord::roles::koordlet::metricsadvisor {
@@ -9,6 +13,10 @@ std::span<const CollectorSpec> koordletCollectors() {
   // clang-format off
   static const CollectorSpec kCollectors[] = {
       resctrlCollector(),
+      psiCollector(),
+      podThrottledCollector(),
+      pageCacheCollector(),
+      cpiCollector(),
   };
   // clang-format on
   return kCollectors;

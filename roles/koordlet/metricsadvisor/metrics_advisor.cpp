@@ -15,7 +15,8 @@ MetricsAdvisor::MetricsAdvisor(boost::asio::io_context& io,
                                std::span<const CollectorSpec> table)
     : snapshot_(std::move(snapshot)) {
   for (const CollectorSpec& spec : table) {
-    if (!gates.enabled(spec.gate) || (spec.wanted != nullptr && !spec.wanted(context.options)))
+    if ((!spec.gate.empty() && !gates.enabled(spec.gate)) ||
+        (spec.wanted != nullptr && !spec.wanted(context.options)))
       continue;
     Running r{&spec, spec.interval(context.options), spec.make(context), nullptr};
     r.task = std::make_unique<PeriodicTask>(

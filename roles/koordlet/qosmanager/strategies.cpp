@@ -1,5 +1,8 @@
 #include "qosmanager/strategies.h"
 
+#include "qosmanager/blkio/blkio_reconcile.h"
+#include "qosmanager/cgreconcile/cgroup_reconcile.h"
+#include "qosmanager/cpuburst/cpu_burst_plugin.h"
 #include "qosmanager/cpuevict/cpu_evict_plugin.h"
 #include "qosmanager/cpusuppress/cpu_suppress_plugin.h"
 #include "qosmanager/memoryevict/memory_evict_plugin.h"
@@ -20,6 +23,9 @@ std::span<const StrategySpec> koordletStrategies() {
       cpuUsedEvictStrategy(),
       resctrlStrategy(),
       systemConfigStrategy(),
+      cpuBurstStrategy(),
+      cgroupReconcileStrategy(),
+      blkioReconcileStrategy(),
   };
   // clang-format on
   return kStrategies;

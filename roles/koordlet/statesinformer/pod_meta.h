@@ -41,6 +41,7 @@ inline constexpr std::string_view kKeptPodAnnotations[] = {
     apis::kAnnotationResourceStatus,
     "koordinator.sh/cpuBurst",
     "koordinator.sh/memoryQOS",
+    "koordinator.sh/blkioQOS",
     "koordinator.sh/eviction-priority",
     "koordinator.sh/eviction-policy",
 };

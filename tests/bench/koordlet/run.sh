@@ -6,7 +6,9 @@
 # background loop keeps advancing like the kernel would; node figures come from the real /proc.
 # Prints a table beside Koordinator's published figures. Stops the cluster unless
 # KOORD_BENCH_KEEP=1.
-#   tests/bench/koordlet/run.sh [--pods "100 400"] [--seconds 60] [--warmup 20]
+#   tests/bench/koordlet/run.sh [--pods "100 400"] [--seconds 60] [--warmup 20] [--all-on]
+# --all-on: every gated collector and QoS strategy koord has turned on (-feature-gates) and the
+# NodeSLO's CPU burst, memory QoS, blkio and resctrl strategies enabled, as the issue measures it.
 # KOORD_BENCH_BUILD: a build dir to use as it is (default: build-bench, configured Release).
 set -euo pipefail
 set -o errtrace
@@ -17,6 +19,11 @@ export KOORD_CLUSTER_DIR=${KOORD_CLUSTER_DIR:-/tmp/koord-bench-cluster}
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/koord-ccache}
 
 pod_counts=(100 400)
+all_on=0
+# The gates off by default whose code runs on any host (the kernel-specific ones say so and stop).
+all_gates=CPUEvict=true,MemoryEvict=true,BEMemoryEvict=true,BECPUEvict=true,CgroupReconcile=true
+all_gates+=,BlkIOReconcile=true,PSICollector=true,CPICollector=true,ResctrlCollector=true
+all_gates+=,SystemConfig=false,AuditEvents=true
 seconds=60
 warmup=20
 while (($#)); do
@@ -24,7 +31,8 @@ while (($#)); do
     --pods) read -r -a pod_counts <<<"$2"; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
-    *) echo "usage: $0 [--pods \"100 400\"] [--seconds 60] [--warmup 20]" >&2; exit 2 ;;
+    --all-on) all_on=1; shift ;;
+    *) echo "usage: $0 [--pods \"100 400\"] [--seconds 60] [--warmup 20] [--all-on]" >&2; exit 2 ;;
   esac
 done
 
@@ -60,10 +68,26 @@ cleanup() {
 trap cleanup EXIT
 
 bench_node_up "$node" "$ns" 500
+# With --all-on, the evictions are armed with thresholds the bench never reaches.
+slo_more=
+if ((all_on)); then
+  slo_more=', "memoryEvictThresholdPercent": 99, "cpuEvictThresholdPercent": 99,
+   "evictEnabledPriorityThreshold": 5999, "cpuEvictBESatisfactionLowerPercent": 1,
+   "cpuEvictBESatisfactionUpperPercent": 2},
+  "cpuBurstStrategy": {"policy": "auto", "cpuBurstPercent": 1000, "cfsQuotaBurstPercent": 300,
+   "cfsQuotaBurstPeriodSeconds": -1, "sharePoolThresholdPercent": 50},
+  "resourceQOSStrategy": {
+   "lsClass": {"memoryQOS": {"enable": true, "minLimitPercent": 50, "lowLimitPercent": 80},
+               "blkioQOS": {"enable": true}, "resctrlQOS": {"enable": true}},
+   "beClass": {"memoryQOS": {"enable": true, "throttlingPercent": 90},
+               "blkioQOS": {"enable": true}, "resctrlQOS": {"enable": true}}}'
+else
+  slo_more='}'
+fi
 kubectl create -f - >/dev/null <<EOF
 {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeSLO", "metadata": {"name": "$node"},
  "spec": {"resourceUsedThresholdWithBE": {"enable": true, "cpuSuppressThresholdPercent": 65,
-                                          "cpuSuppressPolicy": "cfsQuota"}}}
+                                          "cpuSuppressPolicy": "cfsQuota"$slo_more}}
 EOF
 kubectl create -f - >/dev/null <<EOF
 {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric", "metadata": {"name": "$node"},
@@ -226,6 +250,8 @@ status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 steal_ticks() { awk '/^cpu / {print $9}' /proc/stat; }
 clk_tck=$(getconf CLK_TCK)
 
+extra_flags=()
+((all_on)) && extra_flags=(-feature-gates="$all_gates" -enable-resctrl-collector=true)
 results=()
 for n in "${pod_counts[@]}"; do
   log "$n pods: creating"
@@ -236,7 +262,8 @@ for n in "${pod_counts[@]}"; do
   NODE_NAME=$node agent_mode=hostMode "$work/koord" koordlet -kubeconfig="$KOORD_KUBECONFIG" \
     -cgroup-root-dir="$cg/" -sys-root-dir=/sys/ -proc-root-dir=/proc/ -addr=127.0.0.1:0 \
     -kubelet-insecure-tls -kubelet-read-only-port="$kubelet_port" -collect-res-used-interval=1s \
-    -tsdb-path="$work/metric-data-$n" -prediction-checkpoint-filepath="$work/prediction-$n" >"$klog" 2>&1 &
+    -tsdb-path="$work/metric-data-$n" -prediction-checkpoint-filepath="$work/prediction-$n" \
+    "${extra_flags[@]}" >"$klog" 2>&1 &
   koordlet_pid=$!
   port=
   for _ in $(seq 100); do
@@ -269,6 +296,9 @@ for n in "${pod_counts[@]}"; do
   t1=$(date +%s.%N) c1=$(proc_ticks "$koordlet_pid") s1=$(steal_ticks)
   hwm=$(status_kib "$koordlet_pid" VmHWM)
   rss_end=$(status_kib "$koordlet_pid" VmRSS)
+  rss_anon=$(status_kib "$koordlet_pid" RssAnon)
+  rss_file=$(status_kib "$koordlet_pid" RssFile)
+  threads=$(status_kib "$koordlet_pid" Threads)
   cache_bytes=$(curl -sf "http://127.0.0.1:$port/metrics" |
     awk '$1 == "koordlet_metric_cache_bytes" {print $2}')
   reported=$(kubectl get nodemetric "$node" -o json | jq '.status.podsMetric // [] | length')
@@ -280,20 +310,21 @@ for n in "${pod_counts[@]}"; do
   results+=("$(awk -v n="$n" -v hwm="$hwm" -v rss="$rss_end" -v avg=$((rss_sum / samples)) \
     -v cpu=$((c1 - c0)) -v tck="$clk_tck" -v t0="$t0" -v t1="$t1" -v cache="${cache_bytes:-0}" \
     -v rep="$reported" -v steal=$((s1 - s0)) -v ncpu="$ncpu" -v warn="$warnings" \
-    -v quota="$quota" -v stop="$stop_secs" 'BEGIN {
+    -v quota="$quota" -v stop="$stop_secs" -v anon="$rss_anon" -v file="$rss_file" \
+    -v threads="$threads" 'BEGIN {
       secs = t1 - t0
-      printf "| %d | %.1f | %.1f | %.1f | %.2f | %.1f | %d | %d | %.1f %% | %d | %s |", n,
-        hwm / 1024, rss / 1024, avg / 1024, 100 * cpu / tck / secs, cache / 1024, rep, quota,
-        100 * steal / tck / secs / ncpu, warn, stop
+      printf "| %d | %.1f | %.1f | %.1f | %.1f / %.1f | %d | %.2f | %.1f | %d | %d | %.1f %% | %d | %s |", n,
+        hwm / 1024, rss / 1024, avg / 1024, anon / 1024, file / 1024, threads,
+        100 * cpu / tck / secs, cache / 1024, rep, quota, 100 * steal / tck / secs / ncpu, warn, stop
     }')")
 done
 
 echo
-echo "koordlet footprint, ${seconds}s per row after ${warmup}s warm-up, -collect-res-used-interval=1s,"
+echo "koordlet footprint, ${seconds}s per row after ${warmup}s warm-up, -collect-res-used-interval=1s,$( ((all_on)) && echo " every collector and strategy on,")"
 echo "cfsQuota suppression on, NodeMetric every 60s; $(nproc) CPUs, koord $(sed -n 's/.*(git commit \([^)]*\)).*/\1/p' "$klog" | head -n1)"
 echo
-echo "| pods | peak RSS MiB (VmHWM) | RSS MiB at end | mean RSS MiB | CPU % of one core | metric cache KiB | pods in NodeMetric | BE cfs_quota_us | steal | log warnings | SIGTERM to exit s |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| pods | peak RSS MiB (VmHWM) | RSS MiB at end | mean RSS MiB | anon / file MiB at end | threads | CPU % of one core | metric cache KiB | pods in NodeMetric | BE cfs_quota_us | steal | log warnings | SIGTERM to exit s |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${results[@]}"
 echo
 echo "Target (issue): < 30 MiB RSS and < 2 % of one core at 100 pods."

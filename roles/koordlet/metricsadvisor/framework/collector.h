@@ -54,7 +54,8 @@ std::unique_ptr<Collector> makeCollector(const CollectorContext& context) {
 struct CollectorSpec {
   /// The loop's name in log lines ("psi collector").
   std::string_view name{};
-  /// The koordlet feature gate that turns it on: off, the collector is not even built.
+  /// The koordlet feature gate that turns it on: off, the collector is not even built. Empty for
+  /// a collector Koordinator runs without a gate of its own (PodThrottledCollector).
   std::string_view gate{};
   /// Between rounds; the first round comes one interval after start.
   std::chrono::milliseconds (*interval)(const KoordletOptions& options) = nullptr;

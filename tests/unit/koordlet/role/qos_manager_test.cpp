@@ -128,16 +128,27 @@ const StrategySpec kFakeTable[] = {
 TEST_CASE("qos manager: the koordlet's strategies are built only where their gates are on",
           "[koordlet][qosmanager]") {
   Modules m;
-  // Koordinator's defaults: BECPUSuppress and RdtResctrl on (beta), the evictions and
-  // SystemConfig off (alpha).
-  CHECK(built(m, {}) == std::vector<std::string_view>{"cpu suppress", "resctrl"});
-  CHECK(built(m, {{"BECPUSuppress", false}, {"RdtResctrl", false}}).empty());
-  CHECK(built(m, {{"BECPUSuppress", false}, {"RdtResctrl", false}, {"BECPUEvict", true}}) ==
-        std::vector<std::string_view>{"cpu evict"});
-  CHECK(built(m, {{"BEMemoryEvict", true}, {"BECPUEvict", true}, {"RdtResctrl", false}}) ==
+  // Koordinator's defaults: BECPUSuppress, RdtResctrl and CPUBurst on (beta), the evictions,
+  // SystemConfig and CgroupReconcile off (alpha).
+  CHECK(built(m, {}) == std::vector<std::string_view>{"cpu suppress", "resctrl", "cpu burst"});
+  const std::map<std::string, bool> none{
+      {"BECPUSuppress", false}, {"RdtResctrl", false}, {"CPUBurst", false}};
+  CHECK(built(m, none).empty());
+  auto with = [&](std::initializer_list<std::pair<const std::string, bool>> on) {
+    auto gates = none;
+    for (const auto& [k, v] : on)
+      gates[k] = v;
+    return built(m, gates);
+  };
+  CHECK(with({{"BECPUEvict", true}}) == std::vector<std::string_view>{"cpu evict"});
+  CHECK(with({{"BECPUSuppress", true}, {"BEMemoryEvict", true}, {"BECPUEvict", true}}) ==
         std::vector<std::string_view>{"cpu suppress", "memory evict", "cpu evict"});
-  CHECK(built(m, {{"BECPUSuppress", false}, {"SystemConfig", true}}) ==
+  CHECK(with({{"RdtResctrl", true}, {"SystemConfig", true}}) ==
         std::vector<std::string_view>{"resctrl", "system config"});
+  CHECK(with({{"MemoryEvict", true}, {"CPUEvict", true}}) ==
+        std::vector<std::string_view>{"memory evict by priority", "cpu evict by priority"});
+  CHECK(with({{"CPUBurst", true}, {"CgroupReconcile", true}}) ==
+        std::vector<std::string_view>{"cpu burst", "cgroup reconcile"});
 }
 
 TEST_CASE("qos manager: a gate off builds nothing; rounds wait an interval, skip when not ready",

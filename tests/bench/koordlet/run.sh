@@ -135,6 +135,14 @@ make_cgroup() {
   echo "0-$((ncpu - 1))" >"$cg/cpuset/$rel/cpuset.cpus"
   echo 0 >"$cg/cpuset/$rel/cpuset.mems"
   memory_stat "$anon" $((anon / 4)) >"$cg/memory/$rel/memory.stat"
+  # PSI as Anolis' psi-v1 puts it under cpuacct, so the PSI collector has every pod to publish.
+  if ((all_on)); then
+    local r
+    for r in cpu memory io; do
+      printf 'some avg10=1.50 avg60=0.80 avg300=0.20 total=12345\nfull avg10=0.50 avg60=0.20 avg300=0.05 total=2345\n' \
+        >"$cg/cpuacct/$rel/$r.pressure"
+    done
+  fi
 }
 mkdir -p "$cg"
 make_cgroup kubepods $((ncpu * 1024))

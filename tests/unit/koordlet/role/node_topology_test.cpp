@@ -551,3 +551,24 @@ TEST_CASE("node topology: a pod keeps only its resource-status annotation", "[ko
   REQUIRE(bare.has_value());
   CHECK(bare->annotations.empty());
 }
+
+TEST_CASE("node topology: a bounded read takes what the file holds, not its bound, up front") {
+  TempTree t{"koord-bounded-read"};
+  const std::string body(40'000, 'x');  // more than one read chunk
+  t.write("f", body);
+  // A bound far beyond memory: the buffer grows with the file, so this is an ordinary read
+  // (sizing the buffer to the bound, as before, threw or touched the whole bound).
+  auto huge = readFileBounded(t.path("f"), std::size_t{1} << 40);
+  REQUIRE(huge);
+  REQUIRE(huge->has_value());
+  CHECK(**huge == body);
+  auto exact = readFileBounded(t.path("f"), body.size());
+  REQUIRE(exact);
+  CHECK(exact->value().size() == body.size());
+  auto over = readFileBounded(t.path("f"), body.size() - 1);
+  REQUIRE_FALSE(over);
+  CHECK_THAT(over.error().message, Contains("larger than 39999 bytes"));
+  auto missing = readFileBounded(t.path("absent"), 10);
+  REQUIRE(missing);
+  CHECK_FALSE(missing->has_value());
+}

@@ -112,4 +112,13 @@ Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string
   return t;
 }
 
+std::optional<double> throttledRatio(const CpuThrottling& before, const CpuThrottling& now) {
+  if (now.nr_periods < before.nr_periods || now.nr_throttled < before.nr_throttled)
+    return std::nullopt;
+  const std::uint64_t periods = now.nr_periods - before.nr_periods;
+  if (periods == 0)
+    return 0.0;
+  return static_cast<double>(now.nr_throttled - before.nr_throttled) / static_cast<double>(periods);
+}
+
 }  // namespace koord::cgroup

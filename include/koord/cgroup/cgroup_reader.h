@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -33,5 +34,8 @@ struct CpuThrottling {
 };
 /// cpu.stat: v1 throttled_time (ns), v2 throttled_usec.
 Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string_view dir);
+/// Throttled periods over elapsed periods between two readings; 0 when no period elapsed (as
+/// Koordinator has it); nullopt when a counter went backwards (the cgroup was made anew).
+std::optional<double> throttledRatio(const CpuThrottling& before, const CpuThrottling& now);
 
 }  // namespace koord::cgroup

@@ -108,13 +108,4 @@ std::int64_t targetCfsQuota(std::int64_t current, std::int64_t base, std::int64_
   return static_cast<std::int64_t>(target);
 }
 
-std::optional<double> throttledRatio(const ThrottleCounters& before, const ThrottleCounters& now) {
-  if (now.nr_periods < before.nr_periods || now.nr_throttled < before.nr_throttled)
-    return std::nullopt;
-  const std::uint64_t periods = now.nr_periods - before.nr_periods;
-  if (periods == 0)
-    return 0.0;
-  return static_cast<double>(now.nr_throttled - before.nr_throttled) / static_cast<double>(periods);
-}
-
 }  // namespace koord::roles::koordlet::qosmanager

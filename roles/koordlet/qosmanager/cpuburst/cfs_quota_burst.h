@@ -60,13 +60,4 @@ CfsOperation cfsOperationForNode(NodeBurstState node, CfsOperation op);
 std::int64_t targetCfsQuota(std::int64_t current, std::int64_t base, std::int64_t ceiling,
                             CfsOperation op);
 
-/// cpu.stat's counters at one reading.
-struct ThrottleCounters {
-  std::uint64_t nr_periods = 0;
-  std::uint64_t nr_throttled = 0;
-};
-/// The share of periods throttled between two readings; 0 when no period passed, nullopt when a
-/// counter went backwards (the cgroup was recreated).
-std::optional<double> throttledRatio(const ThrottleCounters& before, const ThrottleCounters& now);
-
 }  // namespace koord::roles::koordlet::qosmanager

@@ -223,13 +223,13 @@ std::optional<double> CPUBurst::throttled(const ContainerMeta& c, const std::str
     round.errors.push_back(stat.error().message);
     return std::nullopt;
   }
-  const ThrottleCounters now{stat->nr_periods, stat->nr_throttled};
+  const cgroup::CpuThrottling& now = *stat;
   auto it = throttle_.find(c.id);
   if (it == throttle_.end()) {
     throttle_.emplace(c.id, now);
     return std::nullopt;  // nothing to compare with yet
   }
-  auto ratio = throttledRatio(it->second, now);
+  auto ratio = cgroup::throttledRatio(it->second, now);
   it->second = now;
   return ratio;
 }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "koord/cgroup/cgroup_reader.h"
 #include "qosmanager/cpuburst/burst_limiter.h"
 #include "qosmanager/cpuburst/cfs_quota_burst.h"
 #include "qosmanager/cpuburst/cpu_burst_policy.h"
@@ -102,7 +103,7 @@ class CPUBurst {
   CPUBurstOptions options_;
   /// Per container ID, between rounds: the cpu.stat counters last read and the limiter. Entries
   /// of containers a round did not visit are dropped, so both stay as large as the node's pods.
-  std::map<std::string, ThrottleCounters, std::less<>> throttle_;
+  std::map<std::string, cgroup::CpuThrottling, std::less<>> throttle_;
   std::map<std::string, BurstLimiter, std::less<>> limiters_;
   std::set<std::string, std::less<>> seen_;
   /// Per pod key, its annotation's last error.

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "koord/cgroup/cgroup_reader.h"
+
 #include "catch_expected.h"
 
 #include <chrono>
@@ -22,6 +24,10 @@ using koord::apis::QoSClass;
 using namespace std::chrono_literals;
 
 namespace {
+
+koord::cgroup::CpuThrottling counts(std::uint64_t periods, std::uint64_t throttled) {
+  return {.nr_periods = periods, .nr_throttled = throttled};
+}
 
 koord::kube::Expected<CPUBurstStrategy> decode(std::string_view text) {
   return decodeCPUBurstStrategy(boost::json::parse(text).as_object());
@@ -306,8 +312,8 @@ TEST_CASE("cpu burst: scale operations and the quota they give", "[koordlet][cpu
                        std::numeric_limits<std::int64_t>::max(),
                        Op::kScaleUp) == std::numeric_limits<std::int64_t>::max());
 
-  CHECK(throttledRatio({100, 10}, {200, 35}) == Approx(0.25));
-  CHECK(throttledRatio({100, 10}, {100, 10}) == 0.0);
-  CHECK_FALSE(throttledRatio({100, 10}, {50, 10}));
-  CHECK_FALSE(throttledRatio({100, 10}, {150, 5}));
+  CHECK(koord::cgroup::throttledRatio(counts(100, 10), counts(200, 35)) == Approx(0.25));
+  CHECK(koord::cgroup::throttledRatio(counts(100, 10), counts(100, 10)) == 0.0);
+  CHECK_FALSE(koord::cgroup::throttledRatio(counts(100, 10), counts(50, 10)));
+  CHECK_FALSE(koord::cgroup::throttledRatio(counts(100, 10), counts(150, 5)));
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "koord/cgroup/cgroup_reader.h"
+
 #include <fmt/format.h>
 
 #include "catch_expected.h"
@@ -14,6 +16,10 @@ namespace mc = koord::roles::koordlet::metriccache;
 namespace ma = koord::roles::koordlet::metricsadvisor;
 
 namespace {
+
+koord::cgroup::CpuThrottling counts(std::uint64_t periods, std::uint64_t throttled) {
+  return {.nr_periods = periods, .nr_throttled = throttled};
+}
 
 const std::string kUid = "6e2b5f4e-2c6a-4f0c-9a51-2d8a1c0f3b7e";
 
@@ -31,13 +37,13 @@ void writeCpuStat(const CollectorFixture& f, const std::string& dir, std::uint64
 }  // namespace
 
 TEST_CASE("podthrottled: the ratio is throttled over elapsed periods", "[podthrottled]") {
-  CHECK(ma::cpuThrottledRatio({100, 10}, {200, 35}) == Approx(0.25));
-  CHECK(ma::cpuThrottledRatio({100, 10}, {110, 20}) == Approx(1.0));
+  CHECK(koord::cgroup::throttledRatio(counts(100, 10), counts(200, 35)) == Approx(0.25));
+  CHECK(koord::cgroup::throttledRatio(counts(100, 10), counts(110, 20)) == Approx(1.0));
   // No period elapsed (an idle or unlimited cgroup): 0, as Koordinator has it.
-  CHECK(ma::cpuThrottledRatio({100, 10}, {100, 10}) == 0.0);
+  CHECK(koord::cgroup::throttledRatio(counts(100, 10), counts(100, 10)) == 0.0);
   // A counter went backwards: the cgroup was made anew, there is no ratio to tell.
-  CHECK_FALSE(ma::cpuThrottledRatio({100, 10}, {5, 1}));
-  CHECK_FALSE(ma::cpuThrottledRatio({100, 10}, {150, 2}));
+  CHECK_FALSE(koord::cgroup::throttledRatio(counts(100, 10), counts(5, 1)));
+  CHECK_FALSE(koord::cgroup::throttledRatio(counts(100, 10), counts(150, 2)));
 }
 
 TEST_CASE("podthrottled: pod and container ratios over two rounds, and after a reset",

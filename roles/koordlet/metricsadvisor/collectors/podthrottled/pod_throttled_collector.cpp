@@ -63,7 +63,7 @@ class PodThrottledCollector final : public Collector {
 
  private:
   struct Entry {
-    ThrottleCount last;
+    cgroup::CpuThrottling last;
     bool have_last = false;
     std::uint64_t round = 0;
     std::string error;
@@ -100,9 +100,9 @@ class PodThrottledCollector final : public Collector {
       return;
     }
     e.error.clear();
-    const ThrottleCount current{stat->nr_periods, stat->nr_throttled};
+    const cgroup::CpuThrottling& current = *stat;
     if (e.have_last) {
-      if (auto ratio = cpuThrottledRatio(e.last, current))
+      if (auto ratio = cgroup::throttledRatio(e.last, current))
         samples_.push_back({kind, key, now, *ratio});
     }
     e.last = current;
@@ -129,15 +129,6 @@ class PodThrottledCollector final : public Collector {
 };
 
 }  // namespace
-
-std::optional<double> cpuThrottledRatio(const ThrottleCount& before, const ThrottleCount& now) {
-  if (now.nr_periods < before.nr_periods || now.nr_throttled < before.nr_throttled)
-    return std::nullopt;
-  const std::uint64_t periods = now.nr_periods - before.nr_periods;
-  if (periods == 0)
-    return 0.0;
-  return static_cast<double>(now.nr_throttled - before.nr_throttled) / static_cast<double>(periods);
-}
 
 CollectorSpec podThrottledCollector() {
   return {.name = "pod throttled collector",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds koord's container image without a Docker daemon: an OCI image layout in one tar file
 # that `ctr images import` (containerd), `podman load` and `skopeo copy oci-archive:` all read.
-# The image holds the stripped koord binary, the shared libraries it links (taken from this
-# machine, found with ldd), the role symlinks, CA certificates and a minimal /etc; nothing else.
+# The image holds the stripped koord binary and koord-runtime-proxy (the role built on its own),
+# the shared libraries they link (taken from this machine, found with ldd), the role symlinks,
+# CA certificates and a minimal /etc; nothing else.
 #
 #   scripts/build-image.sh [--koord PATH] [--tag NAME:TAG] [--output FILE]
 #   scripts/build-image.sh [--koord PATH] --rootfs-only DIR
@@ -88,6 +89,16 @@ check_binary() {
   if grep -q 'not found' <<<"$ldd_out"; then
     die "$koord links libraries this machine lacks:"$'\n'"$(grep 'not found' <<<"$ldd_out")"
   fi
+  # The roles with executables of their own sit beside koord, which runs them from there; their
+  # libraries (gRPC for the runtime-proxy) join the list.
+  local own own_ldd
+  while read -r own; do
+    [[ -f $(dirname "$koord")/$own && ! -L $(dirname "$koord")/$own ]] ||
+      die "$(dirname "$koord")/$own: no such executable (building koord builds it)"
+    own_ldd=$(LC_ALL=C ldd "$(dirname "$koord")/$own" 2>&1) || die "ldd $own failed: $own_ldd"
+    ! grep -q 'not found' <<<"$own_ldd" || die "$own links libraries this machine lacks"
+    ldd_out+=$'\n'$own_ldd
+  done < <(own_executable_roles)
   # ldd shows a dynamically linked runtime; the dynamic symbols also catch -static-libasan.
   local sanitizer
   sanitizer=$(grep -Eo 'lib(a|ub|t|l|hwa)san\.so[.0-9]*' <<<"$ldd_out" | sort -u | tr '\n' ' ' || true)
@@ -113,6 +124,11 @@ role_binaries() {
   names=$(sed -n 's/^KOORD_ROLE([^,]*, *"[^"]*", *"\([^"]*\)".*/\1/p' "$def")
   [[ -n $names ]] || die "no KOORD_ROLE entries in $def"
   echo "$names"
+}
+
+# The argv[0] names of the roles built as executables of their own.
+own_executable_roles() {
+  sed -n 's/^KOORD_ROLE_OWN_EXECUTABLE([^,]*, *"[^"]*", *"\([^"]*\)".*/\1/p' "$root/roles/roles.def"
 }
 
 # Every library ldd resolves, as "path-in-image host-file" lines. A library lands at the path
@@ -156,6 +172,10 @@ assemble_rootfs() {
     ln -s koord "$dir/usr/local/bin/$b"
     ln -s usr/local/bin/koord "$dir/$b"
   done < <(role_binaries)
+  while read -r b; do
+    strip --strip-all -o "$dir/usr/local/bin/$b" "$(dirname "$koord")/$b"
+    ln -s "usr/local/bin/$b" "$dir/$b"
+  done < <(own_executable_roles)
 
   local target source
   while read -r target source; do
@@ -193,6 +213,9 @@ assemble_rootfs() {
   find "$dir" -type f -exec chmod 0644 {} +
   find "$dir" -type d -exec chmod 0755 {} +
   chmod 0755 "$dir$interp" "$dir/usr/local/bin/koord"
+  while read -r b; do
+    chmod 0755 "$dir/usr/local/bin/$b"
+  done < <(own_executable_roles)
   chmod 0700 "$dir/root"
   chmod 1777 "$dir/tmp"
 }

@@ -5,14 +5,25 @@
   namespace koord::roles::id {                \
   int roleMain(int argc, char** argv);        \
   }
+// A role with an executable of its own is run from beside this one, with the same arguments.
+#define KOORD_ROLE_OWN_EXECUTABLE(id, name, binary, summary) \
+  namespace koord::roles::id {                               \
+  int execMain(int argc, char** argv) {                      \
+    return koord::execBesideSelf(binary, argc, argv);        \
+  }                                                          \
+  }
 #include "roles.def"
 #undef KOORD_ROLE
+#undef KOORD_ROLE_OWN_EXECUTABLE
 
 namespace {
 constexpr koord::RoleEntry kRoles[] = {
 #define KOORD_ROLE(id, name, binary, summary) {name, binary, summary, &koord::roles::id::roleMain},
+#define KOORD_ROLE_OWN_EXECUTABLE(id, name, binary, summary) \
+  {name, binary, summary, &koord::roles::id::execMain},
 #include "roles.def"
 #undef KOORD_ROLE
+#undef KOORD_ROLE_OWN_EXECUTABLE
 };
 }  // namespace
 

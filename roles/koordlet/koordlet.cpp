@@ -1,5 +1,7 @@
 #include "koordlet.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -156,6 +158,10 @@ struct Koordlet::Impl {
   // The gated collectors (PSI, CPI, throttling, page cache, resctrl), each on its own loop.
   metricsadvisor::MetricsAdvisor advisor;
   PeriodicTask gc;
+  // Hands the heap's free pages back to the kernel now and then: the big transient buffers of a
+  // NodeMetric report or a pod list leave free pages between live blocks, which glibc only
+  // returns from the heap's top. See boundHeapRetention in koordlet_main.cpp.
+  PeriodicTask heap_trim;
   // Null with -metric-cache-checkpoint-interval=0; after the cache its thread reads.
   std::unique_ptr<metriccache::CheckpointWriter> checkpoint;
   // Peak prediction for the NodeMetric's prodReclaimableMetric, on a thread of its own.
@@ -197,7 +203,7 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
                 collector.collect(*pods, slo ? slo->host_applications : kNoHostApps,
                                   std::chrono::system_clock::now(),
                                   std::chrono::steady_clock::now());
-                gauges.update(cache, *pods);
+                gauges.update(cache, pods);
               }),
       advisor(
           io, [this] { return states.snapshot(); }, gates,
@@ -205,6 +211,7 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
               .cgroups = cgroups, .cache = cache, .metrics = role.metrics(), .options = o}),
       gc(io, "metric cache gc", seconds(o.metric_gc_interval_seconds),
          [this] { cache.collectGarbage(std::chrono::system_clock::now()); }),
+      heap_trim(io, "heap trim", seconds(30), [] { malloc_trim(0); }),
       predictor(predictionConfig(o)),
       prediction_runner(predictor, cache, [this] { return states.snapshot(); }),
       reporter(o.enable_node_metric_report
@@ -279,6 +286,7 @@ void Koordlet::start() {
   m.collect.start();
   m.advisor.start();
   m.gc.start(seconds(m.o.metric_gc_interval_seconds));
+  m.heap_trim.start(seconds(30));
   if (m.checkpoint)
     m.checkpoint->start();
   m.prediction_runner.start();
@@ -301,6 +309,7 @@ void Koordlet::stop() {
   m.collect.stop();
   m.advisor.stop();
   m.gc.stop();
+  m.heap_trim.stop();
   // After the collector, so the last checkpoint holds its last samples.
   if (m.checkpoint)
     m.checkpoint->stop();

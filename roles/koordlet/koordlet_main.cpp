@@ -1,4 +1,6 @@
 // koordlet: the node agent that measures usage and protects LS pods from BE pods.
+#include <malloc.h>
+
 #include <cstdlib>
 #include <string_view>
 #include <utility>
@@ -17,7 +19,23 @@
 
 namespace koord::roles::koordlet {
 
+namespace {
+
+// The koordlet runs on every node within a memory budget. By default glibc raises its mmap
+// threshold to the largest block freed so far (a /metrics exposition, a pod list), and from then
+// on such blocks come from the heap and stay resident once freed; thread arenas add more heaps.
+// Fixed thresholds hand large blocks back to the kernel when freed and trim the heap's top, and
+// two arenas are plenty for the koordlet's few threads.
+void boundHeapRetention() {
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 256 * 1024);
+  mallopt(M_ARENA_MAX, 2);
+}
+
+}  // namespace
+
 int roleMain(int argc, char** argv) {
+  boundHeapRetention();
   return app::runRole(argv[0], [&] {
     KoordletOptions o;
     FeatureGate gates(apis::koordletFeatures());

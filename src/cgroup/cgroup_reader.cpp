@@ -1,7 +1,9 @@
 #include "koord/cgroup/cgroup_reader.h"
 
+#include <array>
 #include <charconv>
-#include <map>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -14,11 +16,15 @@ namespace koord::cgroup {
 
 namespace {
 
-// "key value" lines (memory.stat, cpu.stat) into the keys asked for; a line that does not parse
-// is an error naming it, so a garbled file never reads as zero usage.
-Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues(std::string_view content,
-                                                                           std::string_view what) {
-  std::map<std::string, std::uint64_t, std::less<>> out;
+// "key value" lines (memory.stat, cpu.stat): the values of the keys asked for, in their order
+// (absent ones empty). Every line must parse, so a garbled file never reads as zero usage; the
+// file's path is made only for that error. Nothing is allocated per line: these files are read
+// for every pod every second.
+template <std::size_t N>
+Expected<std::array<std::optional<std::uint64_t>, N>> scanKeyValues(
+    std::string_view content, const std::array<std::string_view, N>& keys,
+    const std::function<std::string()>& what) {
+  std::array<std::optional<std::uint64_t>, N> out{};
   while (!content.empty()) {
     auto nl = content.find('\n');
     auto line = content.substr(0, nl);
@@ -31,9 +37,13 @@ Expected<std::map<std::string, std::uint64_t, std::less<>>> parseKeyValues(std::
                      : text::parseNumber<std::uint64_t>(line.substr(space + 1));
     if (!value) {
       return invalidArgument(
-          fmt::format("{}: line {:?} is not \"key value\"", what, std::string(line)));
+          fmt::format("{}: line {:?} is not \"key value\"", what(), std::string(line)));
     }
-    out.emplace(std::string(line.substr(0, space)), *value);
+    const auto key = line.substr(0, space);
+    for (std::size_t i = 0; i < N; ++i) {
+      if (key == keys[i] && !out[i])
+        out[i] = *value;
+    }
   }
   return out;
 }
@@ -75,20 +85,21 @@ Expected<std::uint64_t> readMemoryUsageBytes(const ResourceExecutor& e, std::str
   auto text = e.read(dir, Resource::kMemoryStat);
   if (!text)
     return text.error();
-  auto kv = parseKeyValues(*text, e.pathOf(dir, Resource::kMemoryStat).string());
+  const auto what = [&] { return e.pathOf(dir, Resource::kMemoryStat).string(); };
+  const bool v1 = e.root().version == CgroupVersion::kV1;
+  static constexpr std::array<std::string_view, 3> kV1Keys{
+      "total_inactive_anon", "total_active_anon", "total_unevictable"};
+  static constexpr std::array<std::string_view, 3> kV2Keys{"inactive_anon", "active_anon",
+                                                           "unevictable"};
+  const auto& keys = v1 ? kV1Keys : kV2Keys;
+  auto kv = scanKeyValues(*text, keys, what);
   if (!kv)
     return kv.error();
-  const bool v1 = e.root().version == CgroupVersion::kV1;
-  const char* keys[] = {"inactive_anon", "active_anon", "unevictable"};
   std::uint64_t sum = 0;
-  for (const char* key : keys) {
-    std::string name = v1 ? fmt::format("total_{}", key) : std::string(key);
-    auto it = kv->find(name);
-    if (it == kv->end()) {
-      return invalidArgument(
-          fmt::format("{}: no {}", e.pathOf(dir, Resource::kMemoryStat).string(), name));
-    }
-    sum += it->second;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!(*kv)[i])
+      return invalidArgument(fmt::format("{}: no {}", what(), keys[i]));
+    sum += *(*kv)[i];
   }
   return sum;
 }
@@ -97,18 +108,17 @@ Expected<CpuThrottling> readCpuThrottling(const ResourceExecutor& e, std::string
   auto text = e.read(dir, Resource::kCpuStat);
   if (!text)
     return text.error();
-  auto kv = parseKeyValues(*text, e.pathOf(dir, Resource::kCpuStat).string());
+  const bool v1 = e.root().version == CgroupVersion::kV1;
+  auto kv = scanKeyValues(*text,
+                          std::array<std::string_view, 3>{"nr_periods", "nr_throttled",
+                                                          v1 ? "throttled_time" : "throttled_usec"},
+                          [&] { return e.pathOf(dir, Resource::kCpuStat).string(); });
   if (!kv)
     return kv.error();
-  auto get = [&](std::string_view k) {
-    auto it = kv->find(k);
-    return it == kv->end() ? std::uint64_t{0} : it->second;
-  };
   CpuThrottling t;
-  t.nr_periods = get("nr_periods");
-  t.nr_throttled = get("nr_throttled");
-  t.throttled_nanos =
-      e.root().version == CgroupVersion::kV1 ? get("throttled_time") : get("throttled_usec") * 1000;
+  t.nr_periods = (*kv)[0].value_or(0);
+  t.nr_throttled = (*kv)[1].value_or(0);
+  t.throttled_nanos = v1 ? (*kv)[2].value_or(0) : (*kv)[2].value_or(0) * 1000;
   return t;
 }
 

@@ -2,14 +2,20 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -145,6 +151,87 @@ Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view subsyste
   return fd;
 }
 
+// The subsystems' directories (cpu, memory, ... under the cgroup root), opened once: every read
+// resolves beneath one of them. Bounded, since tests make many roots; an entry that stopped
+// resolving (its directory removed) is dropped, and the caller's walk by path answers instead.
+class BaseDirs {
+ public:
+  std::shared_ptr<const UniqueFd> get(const fs::path& base) {
+    std::lock_guard lock(mu_);
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].first == base) {
+        std::rotate(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(i),
+                    entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        return entries_.front().second;
+      }
+    }
+    auto fd =
+        std::make_shared<const UniqueFd>(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (fd->get() < 0)
+      return nullptr;
+    if (entries_.size() == kMax)
+      entries_.pop_back();
+    entries_.emplace(entries_.begin(), base, fd);
+    return fd;
+  }
+  void drop(const fs::path& base) {
+    std::lock_guard lock(mu_);
+    std::erase_if(entries_, [&](const auto& e) { return e.first == base; });
+  }
+
+ private:
+  static constexpr std::size_t kMax = 16;
+  std::mutex mu_;
+  std::vector<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> entries_;
+};
+
+BaseDirs& baseDirs() {
+  static BaseDirs* dirs = new BaseDirs();  // never destroyed: reads may run during static teardown
+  return *dirs;
+}
+
+// One openat2 call resolves dir/file beneath the subsystem's directory refusing every symlink,
+// which is what the walk above checks one component at a time (an open and a close each): the
+// koordlet reads a few files per pod every second. On any failure, or a kernel or seccomp
+// profile without openat2, the walk runs instead and gives its precise answer.
+Expected<UniqueFd> openCgroupFile(const fs::path& root, std::string_view subsystem,
+                                  std::string_view dir, std::string_view file, int flags) {
+  static std::atomic<bool> no_openat2{false};
+  if (!validRelativeDir(dir)) {
+    return invalidArgument(
+        fmt::format("cgroup directory {:?}: not a relative cgroup path", std::string(dir)));
+  }
+  if (!no_openat2.load(std::memory_order_relaxed) && file.find('/') == std::string_view::npos) {
+    fs::path base = root;
+    if (!subsystem.empty())
+      base /= subsystem;
+    if (auto base_fd = baseDirs().get(base)) {
+      std::string rel;
+      rel.reserve(dir.size() + file.size() + 1);
+      rel.append(dir).append("/").append(file);
+      open_how how{};
+      how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+      const long fd = ::syscall(SYS_openat2, base_fd->get(), rel.c_str(), &how, sizeof how);
+      if (fd >= 0)
+        return UniqueFd(static_cast<int>(fd));
+      if (errno == ENOSYS || errno == EPERM)
+        no_openat2.store(true, std::memory_order_relaxed);
+      else if (struct stat st{}; ::fstat(base_fd->get(), &st) != 0 || st.st_nlink == 0)
+        baseDirs().drop(base);
+    }
+  }
+  auto dfd = openCgroupDir(root, subsystem, dir);
+  if (!dfd)
+    return dfd.error();
+  const std::string fname(file);
+  UniqueFd fd(::openat(dfd->get(), fname.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0)
+    return Error(errnoText(errno),
+                 boost::system::error_code(errno, boost::system::system_category()));
+  return fd;
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> ResourceExecutor::listChildren(std::string_view dir,
@@ -187,19 +274,21 @@ Expected<std::vector<std::string>> ResourceExecutor::listChildren(std::string_vi
 }
 
 bool ResourceExecutor::exists(std::string_view dir, Resource r) const {
-  return openCgroupDir(root_.root, resourceFile(r, root_.version).subsystem, dir).has_value();
+  return openCgroupFile(root_.root, resourceFile(r, root_.version).subsystem, dir, ".",
+                        O_PATH | O_DIRECTORY)
+      .has_value();
 }
 
 Expected<std::string> ResourceExecutor::readRaw(std::string_view dir,
                                                 const ResourceFile& file) const {
-  auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
-  if (!dfd)
-    return dfd.error();
-  std::string fname(file.file);
-  UniqueFd fd(::openat(dfd->get(), fname.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  fs::path shown = root_.root / file.subsystem / dir / file.file;
-  if (fd.get() < 0)
-    return invalidArgument(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
+  auto shown = [&] { return (root_.root / file.subsystem / dir / file.file).string(); };
+  auto opened = openCgroupFile(root_.root, file.subsystem, dir, file.file, O_RDONLY);
+  if (!opened) {
+    if (opened.error().code.category() != boost::system::system_category())
+      return opened.error();
+    return invalidArgument(fmt::format("read {}: {}", shown(), opened.error().message));
+  }
+  UniqueFd fd = std::move(*opened);
   std::string out;
   char buf[4096];
   while (true) {
@@ -207,34 +296,34 @@ Expected<std::string> ResourceExecutor::readRaw(std::string_view dir,
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return invalidArgument(fmt::format("read {}: {}", shown.string(), errnoText(errno)));
+      return invalidArgument(fmt::format("read {}: {}", shown(), errnoText(errno)));
     }
     if (n == 0)
       break;
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > (1u << 20))
-      return invalidArgument(fmt::format("read {}: larger than 1 MiB", shown.string()));
+      return invalidArgument(fmt::format("read {}: larger than 1 MiB", shown()));
   }
   return out;
 }
 
 Expected<void> ResourceExecutor::writeRaw(std::string_view dir, const ResourceFile& file,
                                           std::string_view value) const {
-  auto dfd = openCgroupDir(root_.root, file.subsystem, dir);
-  if (!dfd)
-    return dfd.error();
-  std::string fname(file.file);
-  fs::path shown = root_.root / file.subsystem / dir / file.file;
   // No O_CREAT: a cgroup file that is not there is an error, never a new regular file.
   // The errno is the error's code: write() tells the kernel's refusals from our own checks by it.
   auto refused = [&](int e) {
     return Error(
-        fmt::format("write {} = {:?}: {}", shown.string(), std::string(value), errnoText(e)),
+        fmt::format("write {} = {:?}: {}", (root_.root / file.subsystem / dir / file.file).string(),
+                    std::string(value), errnoText(e)),
         boost::system::error_code(e, boost::system::system_category()));
   };
-  UniqueFd fd(::openat(dfd->get(), fname.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_TRUNC));
-  if (fd.get() < 0)
-    return refused(errno);
+  auto opened = openCgroupFile(root_.root, file.subsystem, dir, file.file, O_WRONLY | O_TRUNC);
+  if (!opened) {
+    if (opened.error().code.category() != boost::system::system_category())
+      return opened.error();
+    return refused(opened.error().code.value());
+  }
+  UniqueFd fd = std::move(*opened);
   auto n = ::write(fd.get(), value.data(), value.size());
   if (n < 0 || static_cast<std::size_t>(n) != value.size())
     return refused(n < 0 ? errno : EIO);

@@ -112,9 +112,9 @@ std::string formatValue(double v) {
   return fmt::format("{}", v);
 }
 
-void appendLabels(std::string& out, const std::vector<std::string>& names,
-                  const LabelValues& values, std::string_view extra_name = {},
-                  std::string_view extra_value = {}) {
+template <typename Values>
+void appendLabels(std::string& out, const std::vector<std::string>& names, const Values& values,
+                  std::string_view extra_name = {}, std::string_view extra_value = {}) {
   if (names.empty() && extra_name.empty())
     return;
   out += '{';
@@ -198,23 +198,59 @@ template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;
 
+struct CollectedFamily::State {
+  std::string name;
+  std::string help;
+  std::vector<std::string> label_names;
+  // Held while collecting, so an owner going away waits for a scrape in progress.
+  std::mutex mu;
+  std::function<void(const SeriesSink&)> collect;
+};
+
+CollectedFamily& CollectedFamily::operator=(CollectedFamily&& other) noexcept {
+  if (this != &other) {
+    reset();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+void CollectedFamily::reset() {
+  if (!state_)
+    return;
+  {
+    std::lock_guard lock(state_->mu);
+    state_->collect = nullptr;
+  }
+  state_.reset();
+}
+
 struct Registry::Entry {
   std::variant<std::unique_ptr<CounterFamily>, std::unique_ptr<GaugeFamily>,
-               std::unique_ptr<HistogramFamily>>
+               std::unique_ptr<HistogramFamily>, std::shared_ptr<CollectedFamily::State>>
       family;
 };
+
+namespace {
+
+void validateNames(std::string_view name, const std::vector<std::string>& label_names,
+                   bool histogram) {
+  if (!validMetricName(name))
+    throw std::invalid_argument(fmt::format("bad metric name {}", name));
+  for (const auto& l : label_names) {
+    if (!validLabelName(l) || (histogram && l == "le")) {
+      throw std::invalid_argument(fmt::format("metric {}: bad label name {}", name, l));
+    }
+  }
+}
+
+}  // namespace
 
 template <typename F>
 F& Registry::getOrCreate(std::string_view name, std::string_view help,
                          std::vector<std::string> label_names, std::vector<double> buckets,
                          int kind) {
-  if (!validMetricName(name))
-    throw std::invalid_argument(fmt::format("bad metric name {}", name));
-  for (const auto& l : label_names) {
-    if (!validLabelName(l) || (kind == 2 && l == "le")) {
-      throw std::invalid_argument(fmt::format("metric {}: bad label name {}", name, l));
-    }
-  }
+  validateNames(name, label_names, kind == 2);
   std::lock_guard lock(mu_);
   auto it = families_.find(name);
   if (it != families_.end()) {
@@ -250,6 +286,40 @@ HistogramFamily& Registry::histogram(std::string_view name, std::string_view hel
   return getOrCreate<HistogramFamily>(name, help, std::move(label_names), std::move(buckets), 2);
 }
 
+CollectedFamily Registry::collectedGauge(std::string_view name, std::string_view help,
+                                         std::vector<std::string> label_names,
+                                         std::function<void(const SeriesSink&)> collect) {
+  validateNames(name, label_names, false);
+  if (!collect)
+    throw std::invalid_argument(fmt::format("metric {}: no collect function", name));
+  std::lock_guard lock(mu_);
+  auto it = families_.find(name);
+  if (it != families_.end()) {
+    auto* existing = std::get_if<std::shared_ptr<CollectedFamily::State>>(&it->second->family);
+    if (existing == nullptr || (*existing)->label_names != label_names) {
+      throw std::invalid_argument(
+          fmt::format("metric {} registered twice with different type or labels", name));
+    }
+    std::lock_guard state_lock((*existing)->mu);
+    if ((*existing)->collect) {
+      throw std::invalid_argument(
+          fmt::format("metric {} is already collected by another owner", name));
+    }
+    (*existing)->help = std::string(help);
+    (*existing)->collect = std::move(collect);
+    return CollectedFamily(*existing);
+  }
+  auto state = std::make_shared<CollectedFamily::State>();
+  state->name = std::string(name);
+  state->help = std::string(help);
+  state->label_names = std::move(label_names);
+  state->collect = std::move(collect);
+  auto entry = std::make_shared<Entry>();
+  entry->family = state;
+  families_.emplace(std::string(name), std::move(entry));
+  return CollectedFamily(std::move(state));
+}
+
 std::string Registry::render() const {
   std::vector<std::shared_ptr<Entry>> entries;
   {
@@ -259,6 +329,8 @@ std::string Registry::render() const {
       entries.push_back(e);
   }
   std::string out;
+  const std::size_t hint = last_render_size_.load(std::memory_order_relaxed);
+  out.reserve(hint + hint / 8);
   auto header = [&out](const auto& f, std::string_view type) {
     fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", f.name(),
                    escapeHelp(f.help()), f.name(), type);
@@ -267,7 +339,23 @@ std::string Registry::render() const {
     std::visit(
         [&](const auto& fam) {
           using F = std::decay_t<decltype(*fam)>;
-          if constexpr (std::is_same_v<F, HistogramFamily>) {
+          if constexpr (std::is_same_v<F, CollectedFamily::State>) {
+            std::lock_guard lock(fam->mu);
+            fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} gauge\n", fam->name,
+                           escapeHelp(fam->help), fam->name);
+            if (!fam->collect)
+              return;
+            const auto& names = fam->label_names;
+            fam->collect([&](std::span<const std::string_view> values, double value) {
+              // A sink called with the wrong number of values is a bug in the owner: the series
+              // is left out rather than written with labels that do not line up.
+              if (values.size() != names.size())
+                return;
+              out += fam->name;
+              appendLabels(out, names, values);
+              fmt::format_to(std::back_inserter(out), " {}\n", formatValue(value));
+            });
+          } else if constexpr (std::is_same_v<F, HistogramFamily>) {
             header(*fam, "histogram");
             fam->forEach([&](const LabelValues& values, const Histogram& h) {
               auto s = h.snapshot();
@@ -298,6 +386,7 @@ std::string Registry::render() const {
         },
         e->family);
   }
+  last_render_size_.store(out.size(), std::memory_order_relaxed);
   return out;
 }
 

@@ -2,7 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "koord/core/version.h"
 
@@ -72,6 +78,38 @@ DispatchDecision decideDispatch(std::span<const RoleEntry> roles,
   d.kind = DispatchDecision::Kind::kUnknownRole;
   d.offending = std::string(word);
   return d;
+}
+
+int execBesideSelf(std::string_view binary, int argc, char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    std::fputs(
+        fmt::format("koord: cannot find this executable (/proc/self/exe): {}\n", ec.message())
+            .c_str(),
+        stderr);
+    return 127;
+  }
+  const std::filesystem::path target = self.parent_path() / binary;
+  std::error_code missing;
+  const auto resolved = std::filesystem::canonical(target, missing);
+  std::error_code ignored;
+  const bool is_self = !missing && resolved == std::filesystem::canonical(self, ignored);
+  if (missing || is_self) {
+    std::fputs(
+        fmt::format("koord: {} runs as its own executable, {}, which {}; install it beside "
+                    "koord (ninja builds both)\n",
+                    binary, target.string(), is_self ? "is a link to koord itself" : "is not there")
+            .c_str(),
+        stderr);
+    return 127;
+  }
+  (void)argc;
+  ::execv(target.c_str(), argv);
+  const int err = errno;
+  std::fputs(fmt::format("koord: cannot run {}: {}\n", target.string(), std::strerror(err)).c_str(),
+             stderr);
+  return 126;
 }
 
 std::string rolesHelp(std::span<const RoleEntry> roles) {

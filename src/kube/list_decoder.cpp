@@ -134,7 +134,7 @@ class ListHandler {
     return true;
   }
   bool on_null(boost::system::error_code& ec) {
-    if (!scalar(ec))
+    if (!scalar(ec, true))
       return false;
     if (capturing_)
       stack_.push_null();
@@ -151,7 +151,9 @@ class ListHandler {
   enum class Target { kItem, kMetadata };
 
   // A container starts outside any kept value: keep it if it is an item or the metadata.
-  bool beginValue(boost::system::error_code&) {
+  bool beginValue(boost::system::error_code& ec) {
+    if (depth_ == 1 && key_ == "items")
+      return fail(ec, "items is not an array");
     if (in_items_ && depth_ == 2) {
       target_ = Target::kItem;
     } else if (depth_ == 1 && key_ == "metadata") {
@@ -165,8 +167,11 @@ class ListHandler {
     return true;
   }
 
-  // Scalars outside kept values are skipped, except as items: an item must be an object.
-  bool scalar(boost::system::error_code& ec) {
+  // Scalars outside kept values are skipped, except as items: an item must be an object, and
+  // items an array (or null: no items), so that a list of the wrong shape is never an empty one.
+  bool scalar(boost::system::error_code& ec, bool is_null = false) {
+    if (!capturing_ && depth_ == 1 && key_ == "items" && !is_null)
+      return fail(ec, "items is not an array");
     if (!capturing_ && in_items_ && depth_ == 2)
       return fail(ec, fmt::format("items[{}] is not an object", items_));
     if (depth_ == 0)

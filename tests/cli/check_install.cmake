@@ -1,5 +1,5 @@
 # cmake -P: installs the build into PREFIX and checks that every role's argv[0] name is a symlink
-# to koord that dispatches to its role.
+# to koord that dispatches to its role, and that a role built on its own is run by koord.
 file(REMOVE_RECURSE ${PREFIX})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX}
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -21,6 +21,19 @@ foreach(binary IN LISTS BINARIES)
   execute_process(COMMAND ${link} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_QUIET)
   if(NOT rc EQUAL 0 OR NOT out MATCHES "Usage:\n  ${binary} \\[flags\\]")
     message(FATAL_ERROR "${link} --help did not print its role's usage (rc ${rc})")
+  endif()
+endforeach()
+# The roles built on their own are executables beside koord, which runs them.
+foreach(binary IN LISTS OWN_BINARIES)
+  set(exe ${PREFIX}/bin/${binary})
+  if(IS_SYMLINK ${exe} OR NOT EXISTS ${exe})
+    message(FATAL_ERROR "${exe} is not an installed executable")
+  endif()
+  string(REGEX REPLACE "^koord-" "" role ${binary})
+  execute_process(COMMAND ${PREFIX}/bin/koord ${role} --help RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_QUIET)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "Usage:\n  ${binary} \\[flags\\]")
+    message(FATAL_ERROR "koord ${role} --help did not run ${exe} (rc ${rc})")
   endif()
 endforeach()
 file(REMOVE_RECURSE ${PREFIX})

@@ -100,6 +100,38 @@ TEST_CASE("symlinks dispatch on argv[0]", "[cli]") {
   }
 }
 
+TEST_CASE("koord runs the runtime-proxy from its own executable, and loads no gRPC itself",
+          "[cli]") {
+  auto h = run({bin("koord"), "runtime-proxy", "--help"});
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("Usage:\n  koord-runtime-proxy [flags]") != std::string::npos);
+  CHECK(h.out.find("--remote-runtime-service-endpoint") != std::string::npos);
+
+  // Only the runtime-proxy needs gRPC: the roles in koord do not load it at all.
+  auto koord_libs = run({"/usr/bin/ldd", bin("koord")});
+  REQUIRE(koord_libs.exit_code == 0);
+  CHECK(koord_libs.out.find("libgrpc") == std::string::npos);
+  CHECK(koord_libs.out.find("libabsl") == std::string::npos);
+  auto proxy_libs = run({"/usr/bin/ldd", bin("koord-runtime-proxy")});
+  REQUIRE(proxy_libs.exit_code == 0);
+  CHECK(proxy_libs.out.find("libgrpc++") != std::string::npos);
+
+  // A copy of koord with nothing beside it, then with a link to itself left by an older
+  // install: each says why in one line and exits 127, rather than failing obscurely or looping.
+  koord::testing::TempTree tree("koord-exec");
+  const auto copy = tree.root() / "koord";
+  std::filesystem::copy_file(bin("koord"), copy);
+  auto missing = run({copy.string(), "runtime-proxy", "--help"});
+  CHECK(missing.exit_code == 127);
+  CHECK(countLines(missing.err) == 1);
+  CHECK(missing.err.find((tree.root() / "koord-runtime-proxy").string() + ", which is not there") !=
+        std::string::npos);
+  std::filesystem::create_symlink("koord", tree.root() / "koord-runtime-proxy");
+  auto self = run({(tree.root() / "koord-runtime-proxy").string(), "--help"});
+  CHECK(self.exit_code == 127);
+  CHECK(self.err.find("is a link to koord itself") != std::string::npos);
+}
+
 TEST_CASE("an unknown role exits 2 with one line naming it", "[cli]") {
   auto r = run({bin("koord"), "bogus"});
   CHECK(r.exit_code == 2);

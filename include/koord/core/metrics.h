@@ -3,10 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,6 +100,27 @@ using CounterFamily = Family<Counter>;
 using GaugeFamily = Family<Gauge>;
 using HistogramFamily = Family<Histogram>;
 
+/// Hands a collected family's series to the exposition: label values in label-name order.
+using SeriesSink = std::function<void(std::span<const std::string_view> values, double value)>;
+
+/// Ties a collected family to its owner: once this is destroyed or reset the family renders no
+/// series, and another owner may register the name again.
+class CollectedFamily {
+ public:
+  struct State;
+  CollectedFamily() = default;
+  explicit CollectedFamily(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  CollectedFamily(CollectedFamily&&) noexcept = default;
+  CollectedFamily& operator=(CollectedFamily&& other) noexcept;
+  CollectedFamily(const CollectedFamily&) = delete;
+  CollectedFamily& operator=(const CollectedFamily&) = delete;
+  ~CollectedFamily() { reset(); }
+  void reset();
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 /// Owns metric families. Registering a name twice with the same type and labels returns the
 /// existing family; a clash (other type or labels) or an invalid name throws.
 class Registry {
@@ -109,6 +132,13 @@ class Registry {
   HistogramFamily& histogram(std::string_view name, std::string_view help,
                              std::vector<std::string> label_names = {},
                              std::vector<double> buckets = defaultBuckets());
+
+  /// A gauge family whose series are produced by `collect` at each scrape, for per-object series
+  /// whose owner already holds the values: the registry keeps nothing per series. `collect` runs
+  /// on the scraping thread. Throws, like the others, on a clash or while another owner holds it.
+  [[nodiscard]] CollectedFamily collectedGauge(std::string_view name, std::string_view help,
+                                               std::vector<std::string> label_names,
+                                               std::function<void(const SeriesSink&)> collect);
 
   /// The whole registry in the text exposition format, families sorted by name.
   std::string render() const;
@@ -123,6 +153,9 @@ class Registry {
                  std::vector<double> buckets, int kind);
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>, std::less<>> families_;
+  // The last exposition's size: the next one is reserved at once instead of doubling its way
+  // there, which would hold old and new buffers together at every scrape.
+  mutable std::atomic<std::size_t> last_render_size_{0};
 };
 
 /// Escapes a label value for the exposition format (backslash, double quote, newline).

@@ -34,6 +34,12 @@ DispatchDecision decideDispatch(std::span<const RoleEntry> roles,
 /// (0 ok, 2 usage error, otherwise the role's own code).
 int runMulticall(std::span<const RoleEntry> roles, int argc, char** argv);
 
+/// Replaces this process with the executable `binary` in the directory of this one (the
+/// role's own executable), passing argv on; returns only on failure, with the exit code
+/// after saying why: 127 when it is not there or is this very binary (a symlink to koord left
+/// in its place by an older install), 126 when it cannot be run.
+int execBesideSelf(std::string_view binary, int argc, char** argv);
+
 /// `koord --help` text.
 std::string rolesHelp(std::span<const RoleEntry> roles);
 

@@ -2,7 +2,8 @@
 // koordlet_node_used_memory_bytes) plus one gauge per pod and resource, dropped when the pod goes.
 #pragma once
 
-#include <set>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,16 +20,23 @@ class UsageGauges {
  public:
   UsageGauges(metrics::Registry& registry, std::string node_name);
 
-  /// Sets every gauge from the cache's latest samples; removes the series of pods not in `pods`.
-  void update(const metriccache::MetricCache& cache, const std::vector<PodMeta>& pods);
+  /// Sets the node gauges from the cache's latest samples and keeps `pods`: each scrape writes
+  /// the pods' series from the cache as it is then (`cache` must outlive this), so a pod that
+  /// left has no series and nothing is rebuilt per pod every round.
+  void update(const metriccache::MetricCache& cache,
+              std::shared_ptr<const std::vector<PodMeta>> pods);
 
  private:
+  void emitPods(const metrics::SeriesSink& sink) const;
+
   std::string node_;
   metrics::GaugeFamily& node_cpu_;
   metrics::GaugeFamily& node_memory_;
-  metrics::GaugeFamily& pod_usage_;
   metrics::GaugeFamily& cache_bytes_;
-  std::set<metrics::LabelValues> published_;
+  mutable std::mutex mu_;
+  const metriccache::MetricCache* cache_ = nullptr;
+  std::shared_ptr<const std::vector<PodMeta>> pods_;
+  metrics::CollectedFamily pod_usage_;  // last: unregistered before what it reads goes
 };
 
 }  // namespace koord::roles::koordlet

@@ -7,6 +7,7 @@
 #include "koord/cgroup/kubepods_path.h"
 #include "koord/kube/decode.h"
 #include "koord/kube/json_fields.h"
+#include "koord/kube/list_decoder.h"
 #include "koord/kube/object_meta.h"
 #include "koord/kube/pod_phase.h"
 #include "koord/kube/time.h"
@@ -220,13 +221,28 @@ kube::Expected<PodListResult> decodePodList(const json::value& v) {
     return out;
   if (!items->is_array())
     return jf::typeError("items", "array", *items);
-  for (std::size_t i = 0; i < items->as_array().size(); ++i) {
-    auto pod = decodePodMeta(items->as_array()[i]);
-    if (pod)
-      out.pods.push_back(std::move(*pod));
-    else
-      out.errors.push_back(fmt::format("items[{}]: {}", i, pod.error().message));
-  }
+  for (std::size_t i = 0; i < items->as_array().size(); ++i)
+    addPodListItem(out, i, items->as_array()[i]);
+  return out;
+}
+
+void addPodListItem(PodListResult& out, std::size_t index, const json::value& item) {
+  auto pod = decodePodMeta(item);
+  if (pod)
+    out.pods.push_back(std::move(*pod));
+  else
+    out.errors.push_back(fmt::format("items[{}]: {}", index, pod.error().message));
+}
+
+kube::Expected<PodListResult> decodePodListText(std::string_view body) {
+  PodListResult out;
+  kube::ListDecoder decoder([&](const json::value& item) {
+    addPodListItem(out, out.pods.size() + out.errors.size(), item);
+    return true;
+  });
+  std::string error;
+  if (!decoder.feed(body, error) || !decoder.finish(error))
+    return kube::makeKubeError("PodList: " + error);
   return out;
 }
 

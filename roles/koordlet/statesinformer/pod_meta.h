@@ -91,5 +91,10 @@ struct PodListResult {
   std::vector<std::string> errors;
 };
 kube::Expected<PodListResult> decodePodList(const boost::json::value& v);
+/// The same from the list's text, decoded item by item as it is read: the whole document never
+/// exists as JSON values at once (a node's pod list is the koordlet's largest input).
+kube::Expected<PodListResult> decodePodListText(std::string_view body);
+/// Adds one item to `out`: the pod, or its error naming the item's index.
+void addPodListItem(PodListResult& out, std::size_t index, const boost::json::value& item);
 
 }  // namespace koord::roles::koordlet

@@ -193,12 +193,8 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
       } else if (r->status != 200) {
         why = fmt::format("HTTP {}", r->status);
       } else {
-        boost::system::error_code ec;
-        auto doc = json::parse(r->body, ec, {}, kube::apiObjectParseOptions());
-        if (ec) {
-          why = "body is not JSON: " + ec.message();
-        } else if (auto list = decodePodList(doc); !list) {
-          why = list.error().message;
+        if (auto list = decodePodListText(r->body); !list) {
+          why = "body is not a pod list: " + list.error().message;
         } else {
           if (self->kubelet_failing)
             KOORD_LOG_INFO("states informer: pods from the kubelet at {} again", url);
@@ -225,26 +221,27 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
   void listFromApiServer() {
     kube::ListOptions lo;
     lo.field_selector = "spec.nodeName=" + options.node_name;
-    client.list({"", "v1", "pods", "", "", ""}, lo,
-                [self = shared_from_this()](kube::ApiResult<json::value> r) {
-                  if (self->stopped)
-                    return;
-                  if (!r) {
-                    // Neither source answered: keep the last good list (never act on a guess)
-                    // and say so once per failure streak.
-                    KOORD_LOG_WARNING("states informer: listing pods from the API server: {}",
-                                      r.error().message);
-                    self->finishSync();
-                    return;
-                  }
-                  auto list = decodePodList(*r);
-                  if (!list) {
-                    KOORD_LOG_WARNING("states informer: pod list: {}", list.error().message);
-                    self->finishSync();
-                    return;
-                  }
-                  self->publish(std::move(*list), PodSource::kApiServer);
-                });
+    // Decoded item by item as it streams in: the list never exists whole as JSON.
+    auto list = std::make_shared<PodListResult>();
+    client.listEach(
+        {"", "v1", "pods", "", "", ""}, lo,
+        [list](const json::value& item) {
+          addPodListItem(*list, list->pods.size() + list->errors.size(), item);
+          return true;
+        },
+        [self = shared_from_this(), list](kube::ApiResult<json::value> r) {
+          if (self->stopped)
+            return;
+          if (!r) {
+            // Neither source answered: keep the last good list (never act on a guess) and
+            // say so once per failure streak.
+            KOORD_LOG_WARNING("states informer: listing pods from the API server: {}",
+                              r.error().message);
+            self->finishSync();
+            return;
+          }
+          self->publish(std::move(*list), PodSource::kApiServer);
+        });
   }
 
   void publish(PodListResult list, PodSource from) {

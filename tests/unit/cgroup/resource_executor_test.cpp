@@ -188,6 +188,23 @@ TEST_CASE("bad values and read-only files change nothing and name the file or va
   CHECK_FALSE(e.write("kubepods/burstable", Resource::kCpuShares, "2"));
 }
 
+TEST_CASE("a subsystem directory removed and made again is read afresh") {
+  // The executor keeps the subsystems' directories open between reads; one that goes away and
+  // comes back (a remount, a test's tree) must not keep answering from the old one.
+  TempTree t;
+  makeV1(t, "kubepods");
+  ResourceExecutor e({t.root(), CgroupVersion::kV1, CgroupDriver::kCgroupfs});
+  CHECK(e.read("kubepods", Resource::kCpuShares).value() == "2");
+  fs::remove_all(t.path("cpu"));
+  auto gone = e.read("kubepods", Resource::kCpuShares);
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error().message.find(t.path("cpu").string()) != std::string::npos);
+  t.write("cpu/kubepods/cpu.shares", "1024\n");
+  CHECK(e.read("kubepods", Resource::kCpuShares).value() == "1024");
+  REQUIRE(e.write("kubepods", Resource::kCpuShares, "512"));
+  CHECK(e.read("kubepods", Resource::kCpuShares).value() == "512");
+}
+
 TEST_CASE("hostile directories write nothing outside the cgroup root") {
   TempTree outside("koord-outside");
   outside.write("cpu.shares", "untouched");

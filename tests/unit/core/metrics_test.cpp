@@ -136,6 +136,49 @@ TEST_CASE("registering a name twice returns the family or refuses a clash", "[co
   CHECK_THROWS_AS(a.with({"one", "two"}), std::invalid_argument);
 }
 
+TEST_CASE("a collected gauge writes what its owner emits at each scrape", "[core][metrics]") {
+  Registry r;
+  std::map<std::string, double> held{{"a", 1}, {"b \"q\"", 2}};
+  auto family = r.collectedGauge("koordlet_pod_psi", "Pod psi.", {"pod", "degree"},
+                                 [&](const koord::metrics::SeriesSink& sink) {
+                                   for (const auto& [pod, v] : held) {
+                                     const std::string_view values[] = {pod, "some"};
+                                     sink(values, v);
+                                   }
+                                   const std::string_view short_values[] = {"dropped"};
+                                   sink(short_values, 9);  // the wrong number of values: left out
+                                 });
+  auto p = parseExposition(r.render());
+  CHECK(p.types["koordlet_pod_psi"] == "gauge");
+  CHECK(p.samples.size() == 2);
+  CHECK(p.samples["koordlet_pod_psi{pod=\"a\",degree=\"some\"}"] == 1);
+  CHECK(p.samples["koordlet_pod_psi{pod=\"b \"q\"\",degree=\"some\"}"] == 2);
+
+  held["a"] = 5;  // the next scrape sees the owner's figures as they are then
+  held.erase("b \"q\"");
+  p = parseExposition(r.render());
+  CHECK(p.samples.size() == 1);
+  CHECK(p.samples["koordlet_pod_psi{pod=\"a\",degree=\"some\"}"] == 5);
+
+  // While held, no second owner and no clashing family; once released, the name is free again.
+  auto none = [](const koord::metrics::SeriesSink&) {};
+  CHECK_THROWS_AS(r.collectedGauge("koordlet_pod_psi", "x", {"pod", "degree"}, none),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(r.gauge("koordlet_pod_psi", "x", {"pod", "degree"}), std::invalid_argument);
+  CHECK_THROWS_AS(r.collectedGauge("koordlet_other", "x", {"__bad"}, none), std::invalid_argument);
+  family.reset();
+  p = parseExposition(r.render());
+  CHECK(p.samples.empty());
+  CHECK(p.types["koordlet_pod_psi"] == "gauge");
+  CHECK_THROWS_AS(r.collectedGauge("koordlet_pod_psi", "x", {"pod"}, none), std::invalid_argument);
+  auto again = r.collectedGauge("koordlet_pod_psi", "x", {"pod", "degree"},
+                                [](const koord::metrics::SeriesSink& sink) {
+                                  const std::string_view values[] = {"c", "full"};
+                                  sink(values, 3);
+                                });
+  CHECK(parseExposition(r.render()).samples["koordlet_pod_psi{pod=\"c\",degree=\"full\"}"] == 3);
+}
+
 TEST_CASE("counters and histograms are exact under concurrent updates", "[core][metrics]") {
   Registry r;
   auto& c = r.counter("c_total", "c").with({});

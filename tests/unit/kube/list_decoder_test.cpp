@@ -94,6 +94,17 @@ TEST_CASE("ListDecoder refuses malformed lists with a reason", "[kube]") {
 
   auto trailing = decodeInChunks(R"({"items":[]} {})", 5);
   CHECK_FALSE(trailing.ok);
+
+  // items of another shape is not an empty list (a caller would take it for "no pods").
+  for (const char* body : {R"({"items":3})", R"({"items":"x"})", R"({"items":{"a":1}})",
+                           R"({"items":true,"metadata":{}})"}) {
+    INFO(body);
+    auto wrong = decodeInChunks(body, 3);
+    CHECK_FALSE(wrong.ok);
+    CHECK_THAT(wrong.error, Catch::Contains("items is not an array"));
+  }
+  auto other_scalars = decodeInChunks(R"({"kind":"PodList","n":3,"o":{"items":1},"items":[]})", 3);
+  CHECK(other_scalars.ok);
 }
 
 TEST_CASE("ListDecoder stops when the consumer says so", "[kube]") {

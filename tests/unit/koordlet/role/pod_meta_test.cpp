@@ -78,6 +78,29 @@ TEST_CASE("malformed pods are errors naming the field; a list keeps the good one
   CHECK_FALSE(decodePodList(json::object{{"items", 3}}));
 }
 
+TEST_CASE("a pod list read from its text decodes item by item, as from the document") {
+  json::array items{bePod(), json::parse(R"({"metadata": 7})"), bePod()};
+  const std::string text = json::serialize(json::object{
+      {"kind", "PodList"}, {"metadata", json::object{{"resourceVersion", "9"}}}, {"items", items}});
+  auto list = decodePodListText(text);
+  REQUIRE(list);
+  CHECK(list->pods.size() == 2);
+  REQUIRE(list->errors.size() == 1);
+  CHECK(list->errors[0].find("items[1]") != std::string::npos);
+  CHECK(list->pods[0].uid == decodePodMeta(bePod())->uid);
+
+  auto none = decodePodListText(R"({"kind": "PodList", "items": []})");
+  REQUIRE(none);
+  CHECK(none->pods.empty());
+  // Not a list, or cut short: an error naming the pod list, never a partial list taken as whole.
+  for (std::string_view bad : {R"({"items": 3})", R"({"items": [{"metadata": {}})", "[]", "nope"}) {
+    INFO(bad);
+    auto r = decodePodListText(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.rfind("PodList: ", 0) == 0);
+  }
+}
+
 TEST_CASE("the pod request sums containers, floors at each init container, adds overhead") {
   auto pod = decodePodMeta(json::parse(R"({
     "metadata": {"namespace": "web", "name": "api", "uid": "6e2b5f4e-2c6a-4f0c-9a51-2d8a1c0f3b7f",

@@ -18,11 +18,11 @@ TEST_CASE("node and pod usage on /metrics; a pod that leaves takes its series al
   a.namespace_ = "web";
   a.name = "nginx";
   a.uid = "uid-a";
-  gauges.update(cache, {a});
+  gauges.update(cache, std::make_shared<const std::vector<PodMeta>>(std::vector<PodMeta>{a}));
   auto text = registry.render();
   CHECK(text.find("koordlet_node_used_cpu_cores{node=\"node-a\"} 1.25") != std::string::npos);
   CHECK(text.find("koordlet_pod_resource_usage{node=\"node-a\",pod_namespace=\"web\",pod_name="
                   "\"nginx\",pod_uid=\"uid-a\",resource=\"memory\"} 1024") != std::string::npos);
-  gauges.update(cache, {});
+  gauges.update(cache, std::make_shared<const std::vector<PodMeta>>());
   CHECK(registry.render().find("pod_uid=\"uid-a\"") == std::string::npos);
 }

@@ -69,13 +69,11 @@ class PSICollector final : public Collector {
  private:
   struct PodState {
     std::string name, namespace_;
-    PSISeries series;
     std::uint64_t round = 0;
     std::string error;
   };
   struct ContainerState {
     std::string label_id, name, pod_uid, pod_name, pod_namespace;
-    PSISeries series;
     std::uint64_t round = 0;
     std::string error;
   };
@@ -158,11 +156,11 @@ class PSICollector final : public Collector {
       // A pod whose cgroup is not made yet or already gone is not worth a warning.
       if (pod.isRunning())
         logError(st.error, pod.key(), psi.error().message);
-      gauges_.dropPod(st.series, podLabels(it->first, st));
+      gauges_.dropPod(it->first);
       return;
     }
     st.error.clear();
-    gauges_.setPod(st.series, podLabels(it->first, st), *psi);
+    gauges_.setPod(podLabels(it->first, st), *psi);
     addSamples(kPodKinds, it->first, *psi, now);
     for (const ContainerMeta& c : pod.containers) {
       if (c.id.empty())
@@ -193,11 +191,11 @@ class PSICollector final : public Collector {
     if (!psi) {
       if (pod.isRunning())
         logError(st.error, pod.key() + "/" + c.name, psi.error().message);
-      gauges_.dropContainer(st.series, containerLabels(st));
+      gauges_.dropContainer(st.label_id);
       return;
     }
     st.error.clear();
-    gauges_.setContainer(st.series, containerLabels(st), *psi);
+    gauges_.setContainer(containerLabels(st), *psi);
     addSamples(kContainerKinds, it->first, *psi, now);
   }
 
@@ -214,7 +212,7 @@ class PSICollector final : public Collector {
         ++it;
         continue;
       }
-      gauges_.dropPod(it->second.series, podLabels(it->first, it->second));
+      gauges_.dropPod(it->first);
       removeCached(kPodKinds, it->first);
       it = pods_.erase(it);
     }
@@ -223,7 +221,7 @@ class PSICollector final : public Collector {
         ++it;
         continue;
       }
-      gauges_.dropContainer(it->second.series, containerLabels(it->second));
+      gauges_.dropContainer(it->second.label_id);
       removeCached(kContainerKinds, it->first);
       it = containers_.erase(it);
     }

@@ -2,7 +2,8 @@
 // degree (full only where the kernel has it), dropped with the pod or container they describe.
 #pragma once
 
-#include <array>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -21,37 +22,38 @@ struct PSIObjectLabels {
   std::string_view container_name;
 };
 
-/// One object's published series: the gauges it holds, so a round sets values without building
-/// label sets, and what it published, so its series can be named again to drop them.
-struct PSISeries {
-  static constexpr std::size_t kPerResource = 6;  // some x 3 precisions, full x 3
-  std::array<metrics::Gauge*, 3 * kPerResource> gauges{};
-  std::array<bool, 3> full_supported{};
-  bool published = false;
-};
-
-/// Not thread-safe: one collector round at a time.
+/// Keeps each object's last pressure figures and writes the series from them when /metrics is
+/// scraped: eighteen labelled gauges per object held in the registry cost far more than the
+/// figures themselves once a node runs hundreds of pods. Set and drop from one thread; the
+/// scrape may come from another.
 class PSIGauges {
  public:
   PSIGauges(metrics::Registry& registry, std::string node_name);
 
-  void setPod(PSISeries& series, const PSIObjectLabels& who, const PSIByResource& psi);
-  void setContainer(PSISeries& series, const PSIObjectLabels& who, const PSIByResource& psi);
-  /// Removes the object's series from the registry (a pod gone, or unreadable this round).
-  void dropPod(PSISeries& series, const PSIObjectLabels& who);
-  void dropContainer(PSISeries& series, const PSIObjectLabels& who);
+  void setPod(const PSIObjectLabels& who, const PSIByResource& psi);
+  void setContainer(const PSIObjectLabels& who, const PSIByResource& psi);
+  /// Removes the object's series (a pod gone, or unreadable this round).
+  void dropPod(std::string_view pod_uid);
+  void dropContainer(std::string_view container_id);
 
  private:
-  void set(metrics::GaugeFamily& family, PSISeries& series, const PSIObjectLabels& who,
-           bool container, const PSIByResource& psi);
-  void dropResource(metrics::GaugeFamily& family, PSISeries& series, const PSIObjectLabels& who,
-                    bool container, std::size_t resource);
-  metrics::LabelValues labels(const PSIObjectLabels& who, bool container, std::size_t resource,
-                              std::size_t slot, bool full_supported) const;
+  struct Published {
+    std::string pod_uid, pod_name, pod_namespace, container_name;
+    PSIByResource psi;
+  };
+  using ByKey = std::map<std::string, Published, std::less<>>;
+
+  static void set(ByKey& objects, std::string_view key, const PSIObjectLabels& who,
+                  const PSIByResource& psi);
+  void emit(const ByKey& objects, bool container, const metrics::SeriesSink& sink) const;
 
   std::string node_;
-  metrics::GaugeFamily& pod_;
-  metrics::GaugeFamily& container_;
+  mutable std::mutex mu_;
+  ByKey pods_;        // by pod UID
+  ByKey containers_;  // by container ID as labelled
+  // Last: unregistered first on destruction, before the maps the scrape reads go.
+  metrics::CollectedFamily pod_family_;
+  metrics::CollectedFamily container_family_;
 };
 
 }  // namespace koord::roles::koordlet::metricsadvisor

@@ -54,15 +54,19 @@ metriccache::MetricCacheOptions metricCacheOptions(const KoordletOptions& o) {
     cache_options.retention_by_kind.emplace_back(kind, seconds(600));
   // Interference signals are read over the last few rounds only (CPU burst looks two intervals
   // back): a short window keeps 400 pods' worth of them small.
-  for (auto kind :
-       {MetricKind::kPodCPUThrottled, MetricKind::kContainerCPUThrottled,
-        MetricKind::kContainerCPICycles, MetricKind::kContainerCPIInstructions,
-        MetricKind::kPodPSICPUSome, MetricKind::kPodPSICPUFull, MetricKind::kPodPSIMemSome,
-        MetricKind::kPodPSIMemFull, MetricKind::kPodPSIIOSome, MetricKind::kPodPSIIOFull,
-        MetricKind::kPodPSICPUFullSupported, MetricKind::kContainerPSICPUSome,
-        MetricKind::kContainerPSICPUFull, MetricKind::kContainerPSIMemSome,
-        MetricKind::kContainerPSIMemFull, MetricKind::kContainerPSIIOSome,
-        MetricKind::kContainerPSIIOFull, MetricKind::kContainerPSICPUFullSupported})
+  for (auto kind : {MetricKind::kPodCPUThrottled,        MetricKind::kContainerCPUThrottled,
+                    MetricKind::kContainerCPICycles,     MetricKind::kContainerCPIInstructions,
+                    MetricKind::kPodPSICPUSome,          MetricKind::kPodPSICPUFull,
+                    MetricKind::kPodPSIMemSome,          MetricKind::kPodPSIMemFull,
+                    MetricKind::kPodPSIIOSome,           MetricKind::kPodPSIIOFull,
+                    MetricKind::kPodPSICPUFullSupported, MetricKind::kContainerPSICPUSome,
+                    MetricKind::kContainerPSICPUFull,    MetricKind::kContainerPSIMemSome,
+                    MetricKind::kContainerPSIMemFull,    MetricKind::kContainerPSIIOSome,
+                    MetricKind::kContainerPSIIOFull,     MetricKind::kContainerPSICPUFullSupported,
+                    MetricKind::kNodePSICPUSome,         MetricKind::kNodePSICPUFull,
+                    MetricKind::kNodePSIMemSome,         MetricKind::kNodePSIMemFull,
+                    MetricKind::kNodePSIIOSome,          MetricKind::kNodePSIIOFull,
+                    MetricKind::kNodePSICPUFullSupported})
     cache_options.retention_by_kind.emplace_back(kind, seconds(120));
   return cache_options;
 }

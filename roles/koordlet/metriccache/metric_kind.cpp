@@ -45,6 +45,13 @@ constexpr std::array<KindName, kMetricKindCount> kKindNames{{
     {MetricKind::kContainerPSIIOSome, "container_psi_io_some_avg10"},
     {MetricKind::kContainerPSIIOFull, "container_psi_io_full_avg10"},
     {MetricKind::kContainerPSICPUFullSupported, "container_psi_cpu_full_supported"},
+    {MetricKind::kNodePSICPUSome, "node_psi_cpu_some_avg10"},
+    {MetricKind::kNodePSICPUFull, "node_psi_cpu_full_avg10"},
+    {MetricKind::kNodePSIMemSome, "node_psi_mem_some_avg10"},
+    {MetricKind::kNodePSIMemFull, "node_psi_mem_full_avg10"},
+    {MetricKind::kNodePSIIOSome, "node_psi_io_some_avg10"},
+    {MetricKind::kNodePSIIOFull, "node_psi_io_full_avg10"},
+    {MetricKind::kNodePSICPUFullSupported, "node_psi_cpu_full_supported"},
 }};
 
 constexpr bool tableMatchesEnum() {
@@ -53,8 +60,7 @@ constexpr bool tableMatchesEnum() {
       return false;
     }
   }
-  return static_cast<std::size_t>(MetricKind::kContainerPSICPUFullSupported) + 1 ==
-         kMetricKindCount;
+  return static_cast<std::size_t>(MetricKind::kNodePSICPUFullSupported) + 1 == kMetricKindCount;
 }
 static_assert(tableMatchesEnum(), "kKindNames must list every MetricKind in enum order");
 

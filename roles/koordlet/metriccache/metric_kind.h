@@ -49,9 +49,16 @@ enum class MetricKind : std::uint8_t {
   kContainerPSIIOSome,
   kContainerPSIIOFull,
   kContainerPSICPUFullSupported,
+  kNodePSICPUSome,
+  kNodePSICPUFull,
+  kNodePSIMemSome,
+  kNodePSIMemFull,
+  kNodePSIIOSome,
+  kNodePSIIOFull,
+  kNodePSICPUFullSupported,
 };
 
-inline constexpr std::size_t kMetricKindCount = 35;
+inline constexpr std::size_t kMetricKindCount = 42;
 
 /// Every kind, in declaration order.
 const std::array<MetricKind, kMetricKindCount>& allMetricKinds();

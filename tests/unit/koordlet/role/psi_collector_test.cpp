@@ -145,7 +145,8 @@ TEST_CASE("psi: with no pressure files anywhere it says so once and publishes no
   for (int i = 0; i < 3; ++i)
     f.round({p});
   CHECK(log.count("psi collector: neither") == 1);
-  CHECK(log.problems() == 1);
+  CHECK(log.count("proc/pressure/cpu") == 1);  // nor the node's
+  CHECK(log.problems() == 2);
   CHECK(f.lines("koordlet_pod_psi") == 0);
   CHECK_FALSE(f.cache.last(mc::MetricKind::kPodPSICPUSome, kUid));
 }
@@ -211,4 +212,28 @@ TEST_CASE("psi: the feature probe names /proc/pressure/cpu when it is missing", 
   CHECK(ma::psiMissingInterface(t.path("proc")) == t.path("proc/pressure/cpu").string());
   t.write("proc/pressure/cpu", pressure(0, 0));
   CHECK(ma::psiMissingInterface(t.path("proc")).empty());
+}
+
+TEST_CASE("psi: the node's own pressure from /proc/pressure goes into the cache", "[psi]") {
+  CollectorFixture f(CgroupVersion::kV2, ma::psiCollector());
+  auto p = collectorPod(kUid, 'c');
+  writePodTree(f, "", p, 1.0, 1.0);
+  f.tree.write("proc/pressure/cpu", pressure(5.0, 0, false));
+  f.tree.write("proc/pressure/memory", pressure(6.0, 0.6));
+  f.tree.write("proc/pressure/io", pressure(7.0, 0.7));
+  f.round({p});
+  CHECK(f.cache.last(mc::MetricKind::kNodePSICPUSome, "")->value == 5.0);
+  CHECK(f.cache.last(mc::MetricKind::kNodePSICPUFullSupported, "")->value == 0.0);
+  CHECK(f.cache.last(mc::MetricKind::kNodePSIMemFull, "")->value == Approx(0.6));
+  CHECK(f.cache.last(mc::MetricKind::kNodePSIIOSome, "")->value == 7.0);
+  CHECK(f.lines("koordlet_pod_psi") == 18);  // the pods' series are unaffected
+
+  // A garbled node file is said once, naming it; the pods are still collected.
+  f.tree.write("proc/pressure/io", "some avg10=x\n");
+  koord::testing::LogLines log;
+  f.round({p});
+  f.round({p});
+  CHECK(log.count("proc/pressure/io") == 1);
+  CHECK(f.cache.last(mc::MetricKind::kNodePSIIOSome, "")->value == 7.0);  // the last good one
+  CHECK(f.cache.last(mc::MetricKind::kPodPSICPUSome, kUid)->value == 1.0);
 }

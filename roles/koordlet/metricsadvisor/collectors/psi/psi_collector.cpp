@@ -33,6 +33,10 @@ constexpr CacheKinds kContainerKinds{
      mc::MetricKind::kContainerPSIMemSome, mc::MetricKind::kContainerPSIMemFull,
      mc::MetricKind::kContainerPSIIOSome, mc::MetricKind::kContainerPSIIOFull},
     mc::MetricKind::kContainerPSICPUFullSupported};
+constexpr CacheKinds kNodeKinds{{mc::MetricKind::kNodePSICPUSome, mc::MetricKind::kNodePSICPUFull,
+                                 mc::MetricKind::kNodePSIMemSome, mc::MetricKind::kNodePSIMemFull,
+                                 mc::MetricKind::kNodePSIIOSome, mc::MetricKind::kNodePSIIOFull},
+                                mc::MetricKind::kNodePSICPUFullSupported};
 
 constexpr cgroup::Resource kPressureFiles[] = {cgroup::Resource::kCpuPressure,
                                                cgroup::Resource::kMemoryPressure,
@@ -44,6 +48,7 @@ class PSICollector final : public Collector {
       : cgroups_(context.cgroups),
         unified_({context.cgroups.root().root / "unified", cgroup::CgroupVersion::kV2,
                   context.cgroups.root().driver}),
+        proc_root_(context.options.proc_root_dir),
         cache_(context.cache),
         gauges_(context.metrics, context.options.node_name) {}
 
@@ -53,6 +58,14 @@ class PSICollector final : public Collector {
       return;
     ++round_;
     samples_.clear();
+    // The node's own pressure (/proc/pressure), in the cache beside the pods' (Koordinator has
+    // no gauge for it).
+    if (auto node = readNodePSI(proc_root_); node) {
+      node_error_.clear();
+      addSamples(kNodeKinds, "", *node, now);
+    } else {
+      logError(node_error_, "node", node.error().message);
+    }
     if (const cgroup::ResourceExecutor* source = pickSource()) {
       const auto driver = cgroups_.root().driver;
       for (const PodMeta& pod : *states.pods)
@@ -229,6 +242,8 @@ class PSICollector final : public Collector {
 
   const cgroup::ResourceExecutor& cgroups_;
   const cgroup::ResourceExecutor unified_;
+  const std::filesystem::path proc_root_;
+  std::string node_error_;
   mc::MetricCache& cache_;
   PSIGauges gauges_;
   std::unordered_map<std::string, PodState> pods_;              // by pod UID

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "koord/cgroup/resource_executor.h"
+#include "statesinformer/node_topology.h"
 
 namespace koord::roles::koordlet::metricsadvisor {
 
@@ -103,6 +104,26 @@ kube::Expected<PSIByResource> readPSI(const cgroup::ResourceExecutor& e, std::st
       return invalidArgument(
           fmt::format("{}: {}", e.pathOf(dir, resource).string(), parsed.error().message));
     }
+    *stats = *parsed;
+  }
+  return out;
+}
+
+kube::Expected<PSIByResource> readNodePSI(const std::filesystem::path& proc_root) {
+  PSIByResource out;
+  const std::pair<const char*, PSIStats*> files[] = {
+      {"cpu", &out.cpu}, {"memory", &out.mem}, {"io", &out.io}};
+  for (const auto& [name, stats] : files) {
+    const auto path = proc_root / "pressure" / name;
+    // A pressure file is two short lines; the bound only stops a hostile or broken procfs.
+    auto text = readFileBounded(path, 4096);
+    if (!text)
+      return text.error();
+    if (!*text)
+      return invalidArgument(fmt::format("{}: no such file", path.string()));
+    auto parsed = parsePSI(**text);
+    if (!parsed)
+      return invalidArgument(fmt::format("{}: {}", path.string(), parsed.error().message));
     *stats = *parsed;
   }
   return out;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string_view>
 
 #include "koord/kube/error.h"
@@ -43,5 +44,8 @@ kube::Expected<PSIStats> parsePSI(std::string_view content);
 /// cpu.pressure, memory.pressure and io.pressure of cgroup `dir` (as the executor lays out
 /// Resource::kCpuPressure, kMemoryPressure, kIOPressure); the first error names its file.
 kube::Expected<PSIByResource> readPSI(const cgroup::ResourceExecutor& e, std::string_view dir);
+
+/// The node's pressure: <proc_root>/pressure/cpu, memory and io; the first error names its file.
+kube::Expected<PSIByResource> readNodePSI(const std::filesystem::path& proc_root);
 
 }  // namespace koord::roles::koordlet::metricsadvisor

@@ -152,14 +152,15 @@ Expected<UniqueFd> openCgroupDir(const fs::path& root, std::string_view subsyste
 }
 
 // The subsystems' directories (cpu, memory, ... under the cgroup root), opened once: every read
-// resolves beneath one of them. Bounded, since tests make many roots; an entry that stopped
-// resolving (its directory removed) is dropped, and the caller's walk by path answers instead.
+// resolves beneath one of them, found by its path's text (no component-wise comparison on the
+// read path). Bounded, since tests make many roots; an entry that stopped resolving (its
+// directory removed) is dropped, and the caller's walk by path answers instead.
 class BaseDirs {
  public:
   std::shared_ptr<const UniqueFd> get(const fs::path& base) {
     std::lock_guard lock(mu_);
     for (std::size_t i = 0; i < entries_.size(); ++i) {
-      if (entries_[i].first == base) {
+      if (entries_[i].first == base.native()) {
         std::rotate(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(i),
                     entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
         return entries_.front().second;
@@ -171,18 +172,18 @@ class BaseDirs {
       return nullptr;
     if (entries_.size() == kMax)
       entries_.pop_back();
-    entries_.emplace(entries_.begin(), base, fd);
+    entries_.emplace(entries_.begin(), base.native(), fd);
     return fd;
   }
   void drop(const fs::path& base) {
     std::lock_guard lock(mu_);
-    std::erase_if(entries_, [&](const auto& e) { return e.first == base; });
+    std::erase_if(entries_, [&](const auto& e) { return e.first == base.native(); });
   }
 
  private:
   static constexpr std::size_t kMax = 16;
   std::mutex mu_;
-  std::vector<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> entries_;
+  std::vector<std::pair<std::string, std::shared_ptr<const UniqueFd>>> entries_;
 };
 
 BaseDirs& baseDirs() {

@@ -27,7 +27,12 @@ TEST_CASE("concurrent appends and reads see consistent series") {
   std::atomic<int> bad_reads{0};
   std::atomic<int> reads{0};
 
+  // The writer waits for the reader's first pass: on a loaded machine it could otherwise finish
+  // before the reader ran at all, and the test would have checked nothing concurrent.
   std::thread writer([&] {
+    while (reads.load() == 0) {
+      std::this_thread::yield();
+    }
     for (int i = 0; i < kRounds; ++i) {
       const TimePoint t = kT0 + milliseconds(100) * i;
       cache.append(MetricKind::kNodeCPUUsage, "", t, i % 100);
@@ -41,7 +46,7 @@ TEST_CASE("concurrent appends and reads see consistent series") {
   });
 
   std::size_t previous_count = 0;
-  while (!done.load()) {
+  do {
     const auto agg =
         cache.aggregate(MetricKind::kNodeCPUUsage, "", kT0, kT0 + std::chrono::hours(1));
     const auto pod = cache.last(MetricKind::kPodCPUUsage, "pod-3");
@@ -58,7 +63,7 @@ TEST_CASE("concurrent appends and reads see consistent series") {
     if ((pod && pod->value != 1.0) || bytes == 0) {
       ++bad_reads;
     }
-  }
+  } while (!done.load());
   writer.join();
 
   CHECK(bad_reads.load() == 0);

@@ -185,7 +185,7 @@ profiles:
     reserve: {enabled: [{name: LoadAwareScheduling}]}
 EOF
   start_role scheduler "$KOORD" scheduler --config="$RUN/scheduler.yaml" --address=127.0.0.1 \
-    --port=$SCHEDULER_PORT -v=2
+    --port=$SCHEDULER_PORT --secure-port=0 -v=2
 
   start_role koordlet env NODE_NAME="$KOORD_NODE_NAME" agent_mode=hostMode "$KOORD" koordlet -kubeconfig="$KOORD_KUBECONFIG" \
     -cgroup-root-dir=/sys/fs/cgroup/ -kubelet-config-file="$KOORD_KUBELET_ROOT_DIR/config.yaml" \

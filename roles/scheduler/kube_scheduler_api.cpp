@@ -1,5 +1,7 @@
 #include "kube_scheduler_api.h"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -144,6 +146,13 @@ kube::Expected<void> KubeSchedulerApi::deletePod(const PodInfo& pod) const {
   return {};
 }
 
+kube::Expected<boost::json::value> KubeSchedulerApi::getPod(const PodInfo& pod) const {
+  auto r = client_.getSync(podRef(pod));
+  if (!r)
+    return toError("getting " + pod.key(), r.error());
+  return std::move(*r);
+}
+
 kube::Expected<void> KubeSchedulerApi::clearNominatedNodeName(const PodInfo& pod) const {
   auto r =
       client_.patchSync(podRef(pod, "status"), kube::PatchType::kMergePatch,
@@ -184,6 +193,16 @@ void KubeSchedulerApi::mergePatch(const kube::ResourceRef& ref, json::value patc
                   else
                     done(toError(what, r.error()));
                 });
+}
+
+bool KubeSchedulerApi::runAfter(std::chrono::milliseconds delay, std::function<void()> fn) const {
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, delay);
+  // The timer lives in its own handler; a stopped reactor drops both without running fn.
+  timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code& ec) {
+    if (!ec)
+      fn();
+  });
+  return true;
 }
 
 std::shared_ptr<const ReservationState> KubeSchedulerApi::currentReservation(

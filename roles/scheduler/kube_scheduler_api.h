@@ -49,9 +49,11 @@ class KubeSchedulerApi final : public SchedulerApi {
                 ApiCallback done) const override;
   void mergePatch(const kube::ResourceRef& ref, boost::json::value patch,
                   ApiCallback done) const override;
+  bool runAfter(std::chrono::milliseconds delay, std::function<void()> fn) const override;
 
   // SchedulerApi
   std::shared_ptr<const PodInfo> currentPod(const std::string& key) const override;
+  kube::Expected<boost::json::value> getPod(const PodInfo& pod) const override;
   void reportScheduled(const PodInfo& pod, const std::string& node,
                        const std::string& profile) override;
   void reportFailure(const PodInfo& pod, const std::string& profile, std::string_view reason,

@@ -1,11 +1,14 @@
 #include "scheduler.h"
 
+#include <boost/json/value.hpp>
+
 #include <stdexcept>
 #include <utility>
 #include <variant>
 
 #include <fmt/format.h>
 
+#include "extender/http_extenders.h"
 #include "framework/pod_changes.h"
 #include "koord/core/log.h"
 #include "koord/core/metrics.h"
@@ -71,6 +74,15 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
   }
   if (profiles_.empty())
     throw std::invalid_argument("the configuration has no profile");
+  if (!config.extenders.empty()) {
+    HttpExtendersOptions options;
+    options.fetch_pod = [this](const PodInfo& pod) { return api_.getPod(pod); };
+    extenders_ = std::make_unique<HttpExtenders>(config.extenders, std::move(options));
+    for (auto& p : profiles_) {
+      p.framework->setExtenders(extenders_.get());
+      p.algorithm->setExtenders(extenders_.get());
+    }
+  }
   // All profiles share one queue; kube-scheduler refuses profiles with different QueueSort
   // plugins, which config validation already did.
   const Framework* first = profiles_.front().framework.get();
@@ -80,6 +92,19 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
   qo.on_incoming = [this](std::string_view queue, QueueEvent event) {
     metrics_.incomingPod(queue, event);
   };
+  // A pod is gated by the PreEnqueue plugins of the profile that schedules it.
+  bool any_pre_enqueue = false;
+  for (const auto& p : profiles_)
+    any_pre_enqueue |= p.framework->hasPreEnqueuePlugins();
+  if (any_pre_enqueue) {
+    qo.pre_enqueue = [this](const PodInfo& pod) {
+      for (const auto& p : profiles_) {
+        if (p.name == pod.scheduler_name)
+          return p.framework->runPreEnqueuePlugins(pod).ok();
+      }
+      return true;
+    };
+  }
   auto queue = SchedulingQueue::create(
       [first](const QueuedPodInfo& a, const QueuedPodInfo& b) {
         return first->queueSortLess(a, b);

@@ -14,6 +14,7 @@
 
 #include "cache/scheduler_cache.h"
 #include "config/scheduler_config.h"
+#include "extender/extender.h"
 #include "framework/assigned_pod_listener.h"
 #include "framework/declared_object.h"
 #include "framework/node_listener.h"
@@ -159,6 +160,10 @@ class Scheduler final : public NodeObjectSink {
   std::thread thread_;
   std::thread housekeeper_;
   std::chrono::steady_clock::time_point last_leftover_flush_{};
+  /// The configuration's extenders, shared by every profile; null when none. Last, so that it
+  /// goes first: its destructor waits for calls in flight, whose callbacks reach the members
+  /// above.
+  std::unique_ptr<Extenders> extenders_;
 };
 
 }  // namespace koord::roles::scheduler

@@ -12,6 +12,10 @@ void SchedulerApi::patchReservationStatus(const apis::Reservation& r, boost::jso
                            ": this scheduler has no API client"));
 }
 
+kube::Expected<boost::json::value> SchedulerApi::getPod(const PodInfo& pod) const {
+  return kube::makeKubeError("getting pod " + pod.key() + ": this scheduler has no API client");
+}
+
 void SchedulerApi::deleteReservation(const apis::Reservation& r, ApiCallback done) {
   done(
       kube::makeKubeError("deleting reservation " + r.name + ": this scheduler has no API client"));

@@ -30,6 +30,11 @@ class SchedulerApi : public ClusterView {
                              std::string_view reason, const std::string& message,
                              const std::string& nominated_node) = 0;
 
+  /// The pod's object as the API server has it now (a GET), which the scheduler extenders are
+  /// sent. Blocks the calling thread: only for the scheduling thread, never the reactor's. The
+  /// default is a scheduler without an API client: an error.
+  virtual kube::Expected<boost::json::value> getPod(const PodInfo& pod) const;
+
   // Reservations. The defaults are a scheduler without them (no informer, no API).
   /// The Reservation as the informer has it now; null once it is gone.
   virtual std::shared_ptr<const ReservationState> currentReservation(

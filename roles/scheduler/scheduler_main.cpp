@@ -30,6 +30,8 @@ int roleMain(int argc, char** argv) {
     app::RoleApp role("scheduler", Reactor::Options{.threads = 2});
     if (o.port != 0)
       role.serveOps(app::joinHostPort(o.address, o.port));
+    app::serveSecureOps(role, o.secure_serving);
+    warnFlagsWithoutEffect(flags);
     auto& io = role.reactor().context();
     kube::RestClient client(io, restConfig(o, cfg));
     SchedulerInformers informers(client, io);

@@ -115,6 +115,7 @@ void SchedulerMetrics::queueSizes(const QueueSizes& s) {
   pending_.with({kActiveQueue}).set(static_cast<double>(s.active));
   pending_.with({kBackoffQueue}).set(static_cast<double>(s.backoff));
   pending_.with({kUnschedulableQueue}).set(static_cast<double>(s.unschedulable));
+  pending_.with({kGatedQueue}).set(static_cast<double>(s.gated));
 }
 
 void SchedulerMetrics::cacheSizes(const CacheCounts& c) {

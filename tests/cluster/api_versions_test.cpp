@@ -125,9 +125,9 @@ struct Scheduler {
                                   "  leaderElect: false\n"
                                   "profiles:\n"
                                   "- schedulerName: koord-scheduler\n";
-    process = std::make_unique<koord::testing::Subprocess>(
-        std::vector<std::string>{koord::testing::koordBinary(), "scheduler",
-                                 "--config=" + config_path.string(), "--port=0", "-v=4"});
+    process = std::make_unique<koord::testing::Subprocess>(std::vector<std::string>{
+        koord::testing::koordBinary(), "scheduler", "--config=" + config_path.string(), "--port=0",
+        "--secure-port=0", "-v=4"});
   }
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;

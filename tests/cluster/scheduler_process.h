@@ -18,12 +18,15 @@
 
 namespace koord::testing {
 
-/// The start of a cluster test scheduler's KubeSchedulerConfiguration (v1): the test cluster's
-/// kubeconfig, client limits no test reaches, and a short lease in `lease_ns` so that a killed
-/// leader's successor takes over within seconds. The caller adds `profiles:`.
-inline std::string schedulerConfigHeader(const std::string& lease_ns) {
+/// The start of a cluster test scheduler's KubeSchedulerConfiguration (`version`, v1 unless
+/// told): the test cluster's kubeconfig, client limits no test reaches, and a short lease in
+/// `lease_ns` so that a killed leader's successor takes over within seconds. The caller adds
+/// `profiles:`.
+inline std::string schedulerConfigHeader(const std::string& lease_ns,
+                                         const std::string& version = "v1") {
   const auto env = readClusterEnv();
-  return "apiVersion: kubescheduler.config.k8s.io/v1\n"
+  return "apiVersion: kubescheduler.config.k8s.io/" + version +
+         "\n"
          "kind: KubeSchedulerConfiguration\n"
          "clientConnection:\n"
          "  kubeconfig: " +
@@ -52,9 +55,9 @@ struct SchedulerProcess {
   std::unique_ptr<Subprocess> process;
 
   explicit SchedulerProcess(const std::string& config_path) {
-    process = std::make_unique<Subprocess>(
-        std::vector<std::string>{koordBinary(), "scheduler", "--config=" + config_path,
-                                 "--address=127.0.0.1", "--port=" + std::to_string(port), "-v=4"});
+    process = std::make_unique<Subprocess>(std::vector<std::string>{
+        koordBinary(), "scheduler", "--config=" + config_path, "--address=127.0.0.1",
+        "--port=" + std::to_string(port), "--secure-port=0", "-v=4"});
   }
   SchedulerProcess(const SchedulerProcess&) = delete;
   SchedulerProcess& operator=(const SchedulerProcess&) = delete;

@@ -52,11 +52,26 @@ kube::Expected<void> SchedulerCache::setNodeLocked(std::shared_ptr<const Node> n
   const std::string name = node->name;
   auto info = copyOf(name);
   const std::string zone = zoneKey(*node);
+  countImages(info->node.get(), node.get());
   info->node = std::move(node);
   publish(name, std::move(info));
   if (tree_.add(name, zone))
     tree_generation_ = generation_;
   return {};
+}
+
+void SchedulerCache::countImages(const Node* before, const Node* after) {
+  // Heartbeats mostly carry the same images: nothing to move then.
+  if (before != nullptr && after != nullptr && before->images.sameNames(after->images))
+    return;
+  if (before != nullptr && !before->images.empty()) {
+    image_counts_.add(before->images, -1);
+    published_image_counts_ = nullptr;
+  }
+  if (after != nullptr && !after->images.empty()) {
+    image_counts_.add(after->images, +1);
+    published_image_counts_ = nullptr;
+  }
 }
 
 kube::Expected<void> SchedulerCache::addNode(std::shared_ptr<const Node> node) {
@@ -74,6 +89,7 @@ kube::Expected<void> SchedulerCache::removeNode(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end() || it->second->node == nullptr)
     return cacheError(fmt::format("node {}: not found in the scheduler cache", name));
+  countImages(it->second->node.get(), nullptr);
   if (it->second->pods.empty() && it->second->reservations.empty()) {
     erase(name);
     ++generation_;
@@ -372,6 +388,9 @@ void SchedulerCache::updateSnapshot(Snapshot& snapshot) const {
         snapshot.replace(info);
     }
   }
+  if (published_image_counts_ == nullptr)
+    published_image_counts_ = image_counts_.publish();
+  snapshot.setImageNodeCounts(published_image_counts_);
   snapshot.generation = generation_;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cache/node_tree.h"
+#include "framework/node_images.h"
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
 #include "framework/snapshot.h"
@@ -106,7 +107,7 @@ class SchedulerCache {
 
   /// Brings snapshot up to date: rebuilds its node list in the node tree's order after nodes
   /// came, went or changed zone; otherwise swaps in only the NodeInfos newer than
-  /// snapshot.generation.
+  /// snapshot.generation. It gets the image name counts of the same nodes.
   void updateSnapshot(Snapshot& snapshot) const;
 
   CacheDump dump() const;
@@ -131,6 +132,8 @@ class SchedulerCache {
   /// Publishes info, or erases it when it has no Node, no pods and no reservations left.
   void publishOrErase(const std::string& name, std::shared_ptr<NodeInfo> info);
   kube::Expected<void> setNodeLocked(std::shared_ptr<const Node> node);
+  /// Moves the image counts from a node's old Node to its new one (either may be null).
+  void countImages(const Node* before, const Node* after);
 
   const Clock::duration ttl_;
   mutable std::mutex mu_;
@@ -149,6 +152,11 @@ class SchedulerCache {
   /// The generation at which the tree's node list last changed: a snapshot older than this
   /// gets its node list rebuilt.
   std::int64_t tree_generation_ = 0;
+  /// How many Nodes report each image name (ImageLocality's spread), kept as Nodes come, change
+  /// and go, so that no cycle walks the nodes for it; updateSnapshot hands out an immutable
+  /// copy, made again only after a change (null until then).
+  mutable ImageNodeCounts image_counts_;
+  mutable std::shared_ptr<const ImageNodeCounts> published_image_counts_;
 };
 
 }  // namespace koord::roles::scheduler

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -215,27 +216,58 @@ Expected<void> parseTopLevel(const json::object& o, SchedulerConfig& out) {
     return delay.error();
   out.delay_cache_until_active = delay->value_or(false);
 
-  auto extenders = arrayField(o, "extenders", "");
+  auto extenders = parseExtenders(o);
   if (!extenders)
     return extenders.error();
-  if (*extenders != nullptr && !(*extenders)->empty())
-    return fieldError("extenders", "scheduler extenders are not supported by koord");
+  out.extenders = std::move(*extenders);
   return {};
 }
 
-// The version's defaults less the plugins the registry lacks; their names go to `dropped`.
-Plugins availableDefaults(ApiVersion version, const PluginRegistry& registry,
-                          std::set<std::string>& dropped) {
-  Plugins defaults = defaultPlugins(version);
-  for (PluginSet& set : defaults.sets) {
-    std::erase_if(set.enabled, [&](const PluginRef& p) {
-      if (registry.find(p.name) != nullptr)
-        return false;
-      dropped.insert(p.name);
-      return true;
-    });
+// kube-scheduler hands the extenders' ignored resources to NodeResourcesFit in every profile,
+// replacing the args' own list.
+void applyExtenderIgnoredResources(std::vector<Profile>& profiles,
+                                   const std::vector<Extender>& extenders,
+                                   const PluginRegistry& registry) {
+  const std::vector<std::string> ignored = ignoredExtenderResources(extenders);
+  constexpr std::string_view kFit = "NodeResourcesFit";
+  if (ignored.empty() || registry.find(kFit) == nullptr)
+    return;
+  json::array names;
+  for (const std::string& n : ignored)
+    names.emplace_back(n);
+  for (Profile& p : profiles) {
+    auto it = std::find_if(p.plugin_config.begin(), p.plugin_config.end(),
+                           [&](const PluginConfigEntry& e) { return e.name == kFit; });
+    if (it == p.plugin_config.end()) {
+      p.plugin_config.push_back({std::string(kFit), json::object{{"ignoredResources", names}}});
+    } else if (it->args.is_null()) {
+      it->args = json::object{{"ignoredResources", names}};
+    } else if (it->args.is_object()) {
+      it->args.as_object()["ignoredResources"] = names;
+    }
+    // Args of another JSON type are left for the decoder's error.
   }
-  return defaults;
+}
+
+// A default plugin of the version that a profile leaves enabled must be in this build: running
+// without it would place pods kube-scheduler would not. Disabling it is the operator's choice.
+Expected<void> requireMergedPlugins(const std::vector<Profile>& profiles,
+                                    const PluginRegistry& registry, std::string_view api_version) {
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    for (std::size_t k = 0; k < kExtensionPointCount; ++k) {
+      const auto point = static_cast<ExtensionPoint>(k);
+      for (const PluginRef& ref : profiles[i].merged[point].enabled) {
+        if (registry.find(ref.name) != nullptr)
+          continue;
+        return fieldError(
+            fmt::format("profiles[{}].plugins.{}", i, extensionPointKey(point)),
+            fmt::format("default plugin {:?} of {} is not in this build of koord (disable it "
+                        "there to run without it)",
+                        ref.name, api_version));
+      }
+    }
+  }
+  return {};
 }
 
 std::string describeSet(const PluginSet& set, bool weights) {
@@ -298,15 +330,16 @@ Expected<SchedulerConfig> parseSchedulerConfig(const json::value& doc,
     out.profiles.push_back(std::move(*p));
   }
 
-  std::set<std::string> dropped;
-  const Plugins defaults = availableDefaults(out.version, registry, dropped);
-  out.dropped_default_plugins.assign(dropped.begin(), dropped.end());
+  const Plugins defaults = defaultPlugins(out.version);
   for (Profile& p : out.profiles) {
     for (std::size_t k = 0; k < kExtensionPointCount; ++k)
       p.merged.sets[k] = mergePluginSet(defaults.sets[k], p.plugins.sets[k]);
   }
+  if (auto r = requireMergedPlugins(out.profiles, registry, out.api_version); !r)
+    return r.error();
   if (auto r = validateProfiles(out.profiles); !r)
     return r.error();
+  applyExtenderIgnoredResources(out.profiles, out.extenders, registry);
   for (Profile& p : out.profiles) {
     if (auto r = decodeProfileArgs(p, out.api_version, registry); !r)
       return r.error();
@@ -348,10 +381,19 @@ std::string describe(const SchedulerConfig& config) {
       add(static_cast<ExtensionPoint>(k));
     out += points + "}";
   }
-  if (!config.dropped_default_plugins.empty()) {
-    out += "; default plugins not in this build: ";
-    for (std::size_t i = 0; i < config.dropped_default_plugins.size(); ++i)
-      out += (i == 0 ? "" : ", ") + config.dropped_default_plugins[i];
+  for (std::size_t i = 0; i < config.extenders.size(); ++i) {
+    const Extender& e = config.extenders[i];
+    std::vector<std::string> verbs;
+    if (!e.filter_verb.empty())
+      verbs.push_back("filter");
+    if (!e.prioritize_verb.empty())
+      verbs.push_back(fmt::format("prioritize({})", e.weight));
+    if (!e.bind_verb.empty())
+      verbs.push_back("bind");
+    if (!e.preempt_verb.empty())
+      verbs.push_back("preempt");
+    out += fmt::format("{}{} {{{}}}", i == 0 ? "; extenders: " : ", ", e.url_prefix,
+                       fmt::join(verbs, ", "));
   }
   return out;
 }

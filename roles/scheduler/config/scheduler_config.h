@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "extender_config.h"
 #include "framework/plugin.h"
 #include "framework/plugin_registry.h"
 #include "koord/kube/component_config.h"
@@ -62,17 +63,18 @@ struct SchedulerConfig : kube::ComponentBase {
   bool delay_cache_until_active = false;
   /// At least one; a file without profiles gets "default-scheduler".
   std::vector<Profile> profiles;
-  /// Default plugins of this apiVersion the registry does not have, left out of every profile
-  /// (for the startup log); sorted.
-  std::vector<std::string> dropped_default_plugins;
+  /// `extenders`, shared by every profile. Their managed resources with ignoredByScheduler are
+  /// each profile's NodeResourcesFit ignoredResources (replacing what its args say, as
+  /// kube-scheduler does): a pluginConfig entry is added or changed before the args decode.
+  std::vector<Extender> extenders;
 };
 
 /// Decodes and validates a configuration. Every plugin named in a profile must be in `registry`
-/// (a `disabled` entry may also be "*" or any upstream in-tree name); default plugins it lacks
-/// are dropped and listed. Each pluginConfig's args go through the plugin's decode_args with
-/// apiVersion and kind removed (kind, when given, must be "<Name>Args"; apiVersion, when given,
-/// a kubescheduler.config.k8s.io version, is the version decode_args is told, else the file's).
-/// Errors name the field path, e.g.
+/// (a `disabled` entry may also be "*" or any upstream in-tree name), and so must every default
+/// plugin a profile leaves enabled. Each pluginConfig's args go through the plugin's decode_args
+/// with apiVersion and kind removed (kind, when given, must be "<Name>Args"; apiVersion, when
+/// given, a kubescheduler.config.k8s.io version, is the version decode_args is told, else the
+/// file's). Errors name the field path, e.g.
 ///   profiles[0].plugins.filter.enabled[1].name: unknown plugin "Foo"
 ///   profiles[0].pluginConfig[2].args: <the plugin's message>
 kube::Expected<SchedulerConfig> parseSchedulerConfig(const boost::json::value& doc,
@@ -86,7 +88,7 @@ kube::Expected<SchedulerConfig> loadSchedulerConfig(const std::string& path,
                                                     const PluginRegistry& registry);
 
 /// One line for the startup log: the apiVersion, each profile's plugins per extension point as
-/// merged (Score and MultiPoint entries with their weights), and the dropped defaults.
+/// merged (Score and MultiPoint entries with their weights).
 std::string describe(const SchedulerConfig& config);
 
 }  // namespace koord::roles::scheduler::config

@@ -4,6 +4,7 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <span>
@@ -93,6 +94,12 @@ class ClusterView {
   /// keeps in the main resource); `done` runs on the reactor thread.
   virtual void mergePatch(const kube::ResourceRef& ref, boost::json::value patch,
                           ApiCallback done) const;
+  /// Runs `fn` on the reactor thread once `delay` has passed (VolumeBinding's bind timeout);
+  /// false where this view has no reactor (table tests, the in-process benchmark): `fn` then
+  /// never runs.
+  virtual bool runAfter(std::chrono::milliseconds /*delay*/, std::function<void()> /*fn*/) const {
+    return false;
+  }
 };
 
 class FrameworkHandle {

@@ -1,5 +1,5 @@
-// decodeNode: the Node JSON -> Node projection (metadata, taints, allocatable and capacity),
-// allocatable trimmed by the node's node.koordinator.sh/reservation.
+// decodeNode: the Node JSON -> Node projection (metadata, taints, allocatable and capacity,
+// images interned), allocatable trimmed by the node's node.koordinator.sh/reservation.
 #include "node_info.h"
 
 #include <boost/json.hpp>
@@ -32,10 +32,11 @@ using kube::makeKubeError;
 
 // The node annotations a plugin reads; the rest (often large: kubeadm, CSI, flannel) are
 // dropped at decode. LoadAware's estimator reads raw-allocatable (the allocatable before
-// amplification), its filter the per-node usage thresholds; decodeNode itself the node
-// reservation.
-constexpr std::array<std::string_view, 3> kKeptNodeAnnotations = {
+// amplification), its filter the per-node usage thresholds; NodePreferAvoidPods the
+// controllers to avoid; decodeNode itself the node reservation.
+constexpr std::array<std::string_view, 4> kKeptNodeAnnotations = {
     "node.koordinator.sh/raw-allocatable",
+    "scheduler.alpha.kubernetes.io/preferAvoidPods",
     "scheduling.koordinator.sh/usage-thresholds",
     apis::kAnnotationNodeReservation,
 };
@@ -111,6 +112,39 @@ void trimByNodeReservation(const Node& node, kube::ResourceList& allocatable) {
   }
 }
 
+// The names are checked whole before any is interned, so a refused node changes nothing.
+Expected<NodeImages> nodeImages(const json::object& status, std::string_view node) {
+  auto items = objectList(status, "images", "status");
+  if (!items)
+    return items.error();
+  if (items->size() > kMaxNodeImages) {
+    return makeKubeError(fmt::format("status.images: {} images, more than the scheduler's {}",
+                                     items->size(), kMaxNodeImages));
+  }
+  std::vector<ContainerImage> out;
+  out.reserve(items->size());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const std::string path = indexPath("status.images", i);
+    ContainerImage image;
+    auto names = stringList(*(*items)[i], "names", path);
+    if (!names)
+      return names.error();
+    if (names->size() > kMaxImageNames) {
+      return makeKubeError(fmt::format("{}.names: {} names, more than the scheduler's {}", path,
+                                       names->size(), kMaxImageNames));
+    }
+    image.names = std::move(*names);
+    auto size = int64Field(*(*items)[i], "sizeBytes", path);
+    if (!size)
+      return size.error();
+    if (*size < 0)
+      return makeKubeError(fmt::format("{}.sizeBytes: must be greater than or equal to 0", path));
+    image.size_bytes = *size;
+    out.push_back(std::move(image));
+  }
+  return NodeImages(out, node);
+}
+
 }  // namespace
 
 kube::Expected<Node> decodeNode(const boost::json::value& v) {
@@ -161,6 +195,10 @@ kube::Expected<Node> decodeNode(const boost::json::value& v) {
     if (!capacity)
       return capacity.error();
     node.capacity = Resource::fromList(*capacity);
+    auto images = nodeImages(**status, node.name);
+    if (!images)
+      return images.error();
+    node.images = std::move(*images);
   }
   return node;
 }

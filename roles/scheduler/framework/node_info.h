@@ -5,6 +5,7 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "koord/kube/error.h"
 #include "koord/kube/labels.h"
 #include "koord/kube/scheduling_match.h"
+#include "node_images.h"
 #include "node_slot.h"
 #include "pod_info.h"
 #include "reservation_info.h"
@@ -23,6 +25,10 @@ struct NodeMetric;
 }
 
 namespace koord::roles::scheduler {
+
+/// Bounds node.status.images (the kubelet reports 50 by default; -1 lifts its cap).
+inline constexpr std::size_t kMaxNodeImages = 4096;
+inline constexpr std::size_t kMaxImageNames = 256;
 
 struct Node {
   std::string name;
@@ -35,6 +41,8 @@ struct Node {
   std::vector<kube::Taint> taints;
   Resource allocatable;
   Resource capacity;
+  /// status.images, names interned (ImageLocality).
+  NodeImages images;
 };
 
 /// Projects a Node; errors name the field ("status.allocatable[cpu]: ...").

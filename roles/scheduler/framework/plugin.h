@@ -53,6 +53,14 @@ class QueueSortPlugin : public virtual Plugin {
   virtual bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
 };
 
+/// PreEnqueue (kube-scheduler 1.26+): whether a pending pod may enter the active queue at all.
+/// A pod refused waits outside it until an update of the pod lets every plugin pass. Runs on
+/// informer threads, possibly several at once: const and thread-safe.
+class PreEnqueuePlugin : public virtual Plugin {
+ public:
+  virtual Status preEnqueue(const PodInfo& pod) const = 0;
+};
+
 /// AddPod/RemovePod: keep PreFilter's state true while preemption adds or removes pods.
 class PreFilterExtensions {
  public:

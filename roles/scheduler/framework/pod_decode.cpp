@@ -630,6 +630,120 @@ Expected<void> decodeResources(const json::object& s, PodInfo& pod,
   return {};
 }
 
+// ---- volumes and images ----
+
+// The member of `volume` naming its source, among those the volume plugins tell apart.
+struct VolumeSourceField {
+  std::string_view member;
+  VolumeSourceKind kind;
+  std::string_view id_field;  // the source's identity; "" for an ephemeral volume
+};
+constexpr std::array<VolumeSourceField, 9> kVolumeSources = {{
+    {"persistentVolumeClaim", VolumeSourceKind::kPersistentVolumeClaim, "claimName"},
+    {"ephemeral", VolumeSourceKind::kEphemeral, ""},
+    {"gcePersistentDisk", VolumeSourceKind::kGCEPersistentDisk, "pdName"},
+    {"awsElasticBlockStore", VolumeSourceKind::kAWSElasticBlockStore, "volumeID"},
+    {"azureDisk", VolumeSourceKind::kAzureDisk, "diskName"},
+    {"cinder", VolumeSourceKind::kCinder, "volumeID"},
+    {"iscsi", VolumeSourceKind::kISCSI, "iqn"},
+    {"rbd", VolumeSourceKind::kRBD, "image"},
+    {"csi", VolumeSourceKind::kCSI, "driver"},
+}};
+
+Expected<void> decodeVolumeSource(const json::object& v, std::string_view path, PodVolume& out,
+                                  std::string_view pod_name) {
+  for (const VolumeSourceField& f : kVolumeSources) {
+    auto source = objectField(v, f.member, path);
+    if (!source)
+      return source.error();
+    if (*source == nullptr)
+      continue;
+    const json::object& src = **source;
+    const std::string spath = childPath(path, f.member);
+    out.kind = f.kind;
+    if (f.kind == VolumeSourceKind::kEphemeral) {
+      out.id = fmt::format("{}-{}", pod_name, out.name);
+      return {};
+    }
+    auto id = stringField(src, f.id_field, spath);
+    if (!id)
+      return id.error();
+    out.id = std::move(*id);
+    auto read_only = boolField(src, "readOnly", spath);
+    if (!read_only)
+      return read_only.error();
+    out.read_only = *read_only;
+    if (f.kind == VolumeSourceKind::kRBD) {
+      auto monitors = stringList(src, "monitors", spath);
+      if (!monitors)
+        return monitors.error();
+      out.monitors = std::move(*monitors);
+      auto pool = stringField(src, "pool", spath);
+      if (!pool)
+        return pool.error();
+      out.pool = pool->empty() ? std::string("rbd") : std::move(*pool);  // the API's default
+    }
+    return {};
+  }
+  return {};
+}
+
+Expected<void> decodeVolumes(const json::object& s, PodInfo& pod) {
+  auto items = objectList(s, "volumes", "spec");
+  if (!items)
+    return items.error();
+  if (items->size() > kMaxPodVolumes) {
+    return makeKubeError(fmt::format("spec.volumes: {} volumes, more than the scheduler's {}",
+                                     items->size(), kMaxPodVolumes));
+  }
+  pod.volumes.reserve(items->size());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const std::string path = indexPath("spec.volumes", i);
+    PodVolume volume;
+    auto name = stringField(*(*items)[i], "name", path);
+    if (!name)
+      return name.error();
+    volume.name = std::move(*name);
+    if (auto ok = decodeVolumeSource(*(*items)[i], path, volume, pod.name); !ok)
+      return ok.error();
+    pod.volumes.push_back(std::move(volume));
+  }
+  return {};
+}
+
+// spec.schedulingGates' names, and how many spec.resourceClaims there are.
+Expected<void> decodeGatesAndClaims(const json::object& s, PodInfo& pod) {
+  auto gates = objectList(s, "schedulingGates", "spec");
+  if (!gates)
+    return gates.error();
+  pod.scheduling_gates.reserve(gates->size());
+  for (std::size_t i = 0; i < gates->size(); ++i) {
+    auto name = stringField(*(*gates)[i], "name", indexPath("spec.schedulingGates", i));
+    if (!name)
+      return name.error();
+    pod.scheduling_gates.push_back(std::move(*name));
+  }
+  auto claims = objectList(s, "resourceClaims", "spec");
+  if (!claims)
+    return claims.error();
+  pod.resource_claims = claims->size();
+  return {};
+}
+
+Expected<void> decodeImages(const json::object& s, PodInfo& pod) {
+  auto items = objectList(s, "containers", "spec");
+  if (!items)
+    return items.error();
+  pod.container_images.reserve(items->size());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    auto image = stringField(*(*items)[i], "image", indexPath("spec.containers", i));
+    if (!image)
+      return image.error();
+    pod.container_images.push_back(std::move(*image));
+  }
+  return {};
+}
+
 }  // namespace
 
 void refreshReservationAnnotations(PodInfo& pod) {
@@ -669,6 +783,12 @@ kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v) {
     if (auto ok = decodeResources(s, pod, for_qos); !ok)
       return ok.error();
     if (auto ok = decodeAffinity(s, pod); !ok)
+      return ok.error();
+    if (auto ok = decodeVolumes(s, pod); !ok)
+      return ok.error();
+    if (auto ok = decodeImages(s, pod); !ok)
+      return ok.error();
+    if (auto ok = decodeGatesAndClaims(s, pod); !ok)
       return ok.error();
     auto spread = spreadConstraints(s);
     if (!spread)

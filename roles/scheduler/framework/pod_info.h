@@ -5,6 +5,7 @@
 #include <boost/json/fwd.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,6 +60,38 @@ struct TopologySpreadConstraint {
 
 enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
+/// The volume sources the volume plugins tell apart (VolumeRestrictions, NodeVolumeLimits,
+/// VolumeZone, VolumeBinding); every other source is kOther.
+enum class VolumeSourceKind {
+  kOther,
+  kPersistentVolumeClaim,
+  kEphemeral,  // a generic ephemeral volume: its claim is "<pod>-<volume>"
+  kGCEPersistentDisk,
+  kAWSElasticBlockStore,
+  kAzureDisk,
+  kCinder,
+  kISCSI,
+  kRBD,
+  kCSI,  // an inline CSI volume
+};
+
+struct PodVolume {
+  std::string name;
+  VolumeSourceKind kind = VolumeSourceKind::kOther;
+  /// The claim's name (persistentVolumeClaim.claimName, or the ephemeral volume's claim); the
+  /// disk's identity otherwise: gcePersistentDisk.pdName, awsElasticBlockStore.volumeID,
+  /// azureDisk.diskName, cinder.volumeID, iscsi.iqn, rbd.image, csi.driver.
+  std::string id;
+  bool read_only = false;
+  /// rbd only: the monitors and the pool the image is in.
+  std::vector<std::string> monitors;
+  std::string pool;
+
+  bool usesClaim() const {
+    return kind == VolumeSourceKind::kPersistentVolumeClaim || kind == VolumeSourceKind::kEphemeral;
+  }
+};
+
 struct PodInfo {
   std::string namespace_;
   std::string name;
@@ -105,6 +138,15 @@ struct PodInfo {
   PodAffinityRules pod_anti_affinity;
   std::vector<kube::Toleration> tolerations;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  /// spec.schedulingGates' names: while any is left the pod waits outside the active queue.
+  std::vector<std::string> scheduling_gates;
+  /// How many spec.resourceClaims the pod has (DynamicResources).
+  std::size_t resource_claims = 0;
+  /// spec.volumes, in order (at most kMaxPodVolumes).
+  std::vector<PodVolume> volumes;
+  /// spec.containers[*].image, in order (ImageLocality; init containers are not counted, as
+  /// 1.20 counts them).
+  std::vector<std::string> container_images;
 
   /// koordinator.sh/qosClass label, else from the Kubernetes QoS class.
   apis::QoSClass qos = apis::QoSClass::kNone;
@@ -141,6 +183,10 @@ struct PodInfo {
   /// Succeeded or Failed: its resources are free again.
   bool finished() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }
 };
+
+/// Bounds what one pod may declare: the API server accepts any number of volumes, so a
+/// hostile object could make every volume plugin's walk as long as it likes.
+inline constexpr std::size_t kMaxPodVolumes = 1024;
 
 /// Projects a Pod; errors name the field ("spec.containers[1].resources.requests[cpu]: ...").
 kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v);

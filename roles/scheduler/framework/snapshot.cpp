@@ -7,6 +7,10 @@ namespace koord::roles::scheduler {
 
 Snapshot::Snapshot(std::vector<std::shared_ptr<const NodeInfo>> nodes) : nodes_(std::move(nodes)) {
   reindex();
+  ImageNodeCounts counts;
+  for (const auto& n : nodes_)
+    counts.add(n->node->images, +1);
+  image_counts_ = counts.publish();
 }
 
 const NodeInfo* Snapshot::get(std::string_view name) const {

@@ -6,8 +6,10 @@
 #include <memory>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "node_images.h"
 #include "node_info.h"
 
 namespace koord::roles::scheduler {
@@ -16,7 +18,7 @@ class Snapshot {
  public:
   Snapshot() = default;
   /// For tests and the in-process benchmark: a snapshot of these nodes (nodes without a Node
-  /// object are dropped).
+  /// object are dropped), their image names counted.
   explicit Snapshot(std::vector<std::shared_ptr<const NodeInfo>> nodes);
 
   const std::vector<std::shared_ptr<const NodeInfo>>& nodes() const { return nodes_; }
@@ -39,6 +41,18 @@ class Snapshot {
   /// has no Node or names a node not listed.
   bool replace(std::shared_ptr<const NodeInfo> info);
 
+  /// How many of this snapshot's nodes report the image name `id` (ImageLocality's spread).
+  /// Lock-free and allocation-free; 0 for a name no node reports.
+  std::uint32_t imageNodeCount(ImageNameId id) const {
+    return image_counts_ == nullptr ? 0 : image_counts_->count(id);
+  }
+  /// The scheduler cache hands over its counts with the node list they match (updateSnapshot).
+  /// replace() leaves them alone: the cache sets them after its replacements, and the other
+  /// callers' replacements (a transformer's stand-in NodeInfo) keep the node's Node.
+  void setImageNodeCounts(std::shared_ptr<const ImageNodeCounts> counts) {
+    image_counts_ = std::move(counts);
+  }
+
   /// The cache generation this snapshot was last brought up to (SchedulerCache::updateSnapshot
   /// copies only NodeInfos newer than this); 0 for a snapshot no cache has filled.
   std::int64_t generation = 0;
@@ -48,6 +62,7 @@ class Snapshot {
   std::vector<std::shared_ptr<const NodeInfo>> with_affinity_;
   std::vector<std::shared_ptr<const NodeInfo>> with_required_anti_affinity_;
   std::unordered_map<std::string_view, std::size_t> index_;
+  std::shared_ptr<const ImageNodeCounts> image_counts_;
 };
 
 }  // namespace koord::roles::scheduler

@@ -10,15 +10,24 @@
 #include "plugins/reservation/register.h"
 #include "plugins/upstream/defaultbinder/register.h"
 #include "plugins/upstream/defaultpreemption/register.h"
+#include "plugins/upstream/dynamicresources/register.h"
+#include "plugins/upstream/imagelocality/register.h"
 #include "plugins/upstream/interpodaffinity/register.h"
 #include "plugins/upstream/nodeaffinity/register.h"
 #include "plugins/upstream/nodename/register.h"
 #include "plugins/upstream/nodeports/register.h"
+#include "plugins/upstream/nodepreferavoidpods/register.h"
 #include "plugins/upstream/noderesources/register.h"
 #include "plugins/upstream/nodeunschedulable/register.h"
+#include "plugins/upstream/nodevolumelimits/register.h"
 #include "plugins/upstream/podtopologyspread/register.h"
 #include "plugins/upstream/queuesort/register.h"
+#include "plugins/upstream/schedulinggates/register.h"
+#include "plugins/upstream/selectorspread/register.h"
 #include "plugins/upstream/tainttoleration/register.h"
+#include "plugins/upstream/volumebinding/register.h"
+#include "plugins/upstream/volumerestrictions/register.h"
+#include "plugins/upstream/volumezone/register.h"
 
 namespace koord::roles::scheduler {
 
@@ -38,7 +47,20 @@ const PluginRegistry& inTreeRegistry() {
     upstream::registerDefaultBinder(r);
     upstream::registerInterPodAffinity(r);
     upstream::registerPodTopologySpread(r);
+    upstream::registerSelectorSpread(r);
     upstream::registerDefaultPreemption(r);
+    upstream::registerSchedulingGates(r);
+    upstream::registerDynamicResources(r);
+    upstream::registerNodePreferAvoidPods(r);
+    upstream::registerImageLocality(r);
+    upstream::registerVolumeRestrictions(r);
+    upstream::registerVolumeZone(r);
+    upstream::registerNodeVolumeLimits(r);
+    upstream::registerEBSLimits(r);
+    upstream::registerGCEPDLimits(r);
+    upstream::registerAzureDiskLimits(r);
+    upstream::registerCinderLimits(r);
+    upstream::registerVolumeBinding(r);
     registerLoadAwareScheduling(r);
     reservation::registerReservation(r);
     defaultprebind::registerDefaultPreBind(r);

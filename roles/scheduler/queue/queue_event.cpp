@@ -8,6 +8,8 @@ std::string_view toString(QueueEvent event) {
       return "Unknown";
     case QueueEvent::kPodAdd:
       return "PodAdd";
+    case QueueEvent::kPodUpdate:
+      return "UnscheduledPodUpdate";
     case QueueEvent::kScheduleAttemptFailure:
       return "ScheduleAttemptFailure";
     case QueueEvent::kBackoffComplete:

@@ -9,6 +9,8 @@ namespace koord::roles::scheduler {
 enum class QueueEvent {
   kUnknown,
   kPodAdd,
+  /// A gated pod's update let it into the active queue (1.26+'s UnscheduledPodUpdate).
+  kPodUpdate,
   kScheduleAttemptFailure,
   kBackoffComplete,
   kUnschedulableTimeout,
@@ -42,5 +44,7 @@ std::string_view toString(QueueEvent event);
 inline constexpr std::string_view kActiveQueue = "active";
 inline constexpr std::string_view kBackoffQueue = "backoff";
 inline constexpr std::string_view kUnschedulableQueue = "unschedulable";
+/// Pods a PreEnqueue plugin keeps out (scheduling gates), as kube-scheduler 1.26+ labels them.
+inline constexpr std::string_view kGatedQueue = "gated";
 
 }  // namespace koord::roles::scheduler

@@ -68,6 +68,7 @@ SchedulingQueue::SchedulingQueue(Less less, SchedulingQueueOptions options)
       max_backoff_(options.pod_max_backoff),
       now_(options.now ? std::move(options.now) : [] { return std::chrono::steady_clock::now(); }),
       on_incoming_(std::move(options.on_incoming)),
+      pre_enqueue_(std::move(options.pre_enqueue)),
       active_(std::move(less)),
       backoff_([initial = options.pod_initial_backoff, max = options.pod_max_backoff](
                    const QueuedPodInfo& a, const QueuedPodInfo& b) {
@@ -100,8 +101,18 @@ void SchedulingQueue::incoming(std::string_view queue, QueueEvent event) const {
 kube::Expected<void> SchedulingQueue::add(std::shared_ptr<const PodInfo> pod) {
   if (!pod)
     return nullPod("pod");
+  const bool allowed = !pre_enqueue_ || pre_enqueue_(*pod);
   std::lock_guard lock(mu_);
   const std::string key = pod->key();
+  if (!allowed) {
+    active_.erase(key);
+    unschedulable_.erase(key);
+    backoff_.erase(key);
+    gated_.insert_or_assign(key, newQueuedPodInfo(std::move(pod)));
+    incoming(kGatedQueue, QueueEvent::kPodAdd);
+    return {};
+  }
+  gated_.erase(key);
   active_.addOrUpdate(newQueuedPodInfo(pod));
   unschedulable_.erase(key);
   backoff_.erase(key);
@@ -161,7 +172,22 @@ kube::Expected<void> SchedulingQueue::update(const std::shared_ptr<const PodInfo
                                              std::shared_ptr<const PodInfo> new_pod) {
   if (!new_pod)
     return nullPod("newPod");
+  const bool allowed = !pre_enqueue_ || pre_enqueue_(*new_pod);
   std::lock_guard lock(mu_);
+  if (auto it = gated_.find(new_pod->key()); it != gated_.end()) {
+    QueuedPodInfo updated = std::move(it->second);
+    updated.pod = new_pod;
+    if (!allowed) {
+      it->second = std::move(updated);
+      return {};
+    }
+    gated_.erase(it);
+    active_.addOrUpdate(std::move(updated));
+    incoming(kActiveQueue, QueueEvent::kPodUpdate);
+    nominator_.add(std::move(new_pod), "");
+    cv_.notify_all();
+    return {};
+  }
   const auto renominate = [&] {
     if (old_pod) {
       nominator_.update(*old_pod, new_pod);
@@ -215,6 +241,7 @@ void SchedulingQueue::remove(const PodInfo& pod) {
   if (!active_.erase(key)) {
     backoff_.erase(key);
     unschedulable_.erase(key);
+    gated_.erase(key);
   }
 }
 
@@ -362,13 +389,17 @@ std::vector<std::shared_ptr<const PodInfo>> SchedulingQueue::pendingPods() const
   backoff_.forEach([&](const QueuedPodInfo& info) { pods.push_back(info.pod); });
   for (const auto& [key, info] : unschedulable_)
     pods.push_back(info.pod);
+  for (const auto& [key, info] : gated_)
+    pods.push_back(info.pod);
   return pods;
 }
 
 QueueSizes SchedulingQueue::sizes() const {
   std::lock_guard lock(mu_);
-  return QueueSizes{
-      .active = active_.size(), .backoff = backoff_.size(), .unschedulable = unschedulable_.size()};
+  return QueueSizes{.active = active_.size(),
+                    .backoff = backoff_.size(),
+                    .unschedulable = unschedulable_.size(),
+                    .gated = gated_.size()};
 }
 
 std::size_t SchedulingQueue::numUnschedulablePods() const {

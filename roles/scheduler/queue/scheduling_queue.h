@@ -42,6 +42,10 @@ struct SchedulingQueueOptions {
   /// scheduler_queue_incoming_pods_total. Called with the queue's lock held: it must not call
   /// back into the queue.
   std::function<void(std::string_view queue, QueueEvent event)> on_incoming;
+  /// The profile's PreEnqueue plugins: false keeps the pod out of every sub-queue, gated, until
+  /// an update passes. Empty lets every pod in. Called without the queue's lock, from informer
+  /// threads: thread-safe, and it must not call back into the queue.
+  std::function<bool(const PodInfo&)> pre_enqueue;
 };
 
 /// Errors name the configuration field: podInitialBackoffSeconds must be positive and
@@ -58,6 +62,7 @@ struct QueueSizes {
   std::size_t active = 0;
   std::size_t backoff = 0;
   std::size_t unschedulable = 0;
+  std::size_t gated = 0;
 };
 
 /// Thread-safe: pop() blocks the scheduling thread while informer callbacks add, update and
@@ -75,7 +80,8 @@ class SchedulingQueue {
   SchedulingQueue& operator=(const SchedulingQueue&) = delete;
 
   /// A new pending pod: into activeQ (out of the other two should it be there), and nominated
-  /// if its status says so. Error only for a null pod.
+  /// if its status says so; gated instead when a PreEnqueue plugin refuses it. Error only for
+  /// a null pod.
   kube::Expected<void> add(std::shared_ptr<const PodInfo> pod);
 
   /// A pod that failed its scheduling cycle `pod_scheduling_cycle` (schedulingCycle() right
@@ -96,7 +102,8 @@ class SchedulingQueue {
   /// (keeping its timestamp and attempts). In unschedulableQ it is replaced, and when
   /// isPodUpdated() says the change may help, moved to podBackoffQ while its backoff lasts,
   /// else to activeQ. A pod in no queue goes to activeQ. `old_pod` may be null (unknown):
-  /// then the pod counts as updated. Error only for a null `new_pod`.
+  /// then the pod counts as updated. A gated pod stays gated until the update passes every
+  /// PreEnqueue plugin, then goes to activeQ. Error only for a null `new_pod`.
   kube::Expected<void> update(const std::shared_ptr<const PodInfo>& old_pod,
                               std::shared_ptr<const PodInfo> new_pod);
 
@@ -130,7 +137,7 @@ class SchedulingQueue {
   std::vector<std::shared_ptr<const PodInfo>> nominatedPodsForNode(std::string_view node) const;
   bool hasNominatedPods() const;
 
-  /// Every pending pod: activeQ, then podBackoffQ, then unschedulableQ (for debugging).
+  /// Every pending pod: activeQ, then podBackoffQ, then unschedulableQ, then the gated ones.
   std::vector<std::shared_ptr<const PodInfo>> pendingPods() const;
   QueueSizes sizes() const;
   std::size_t numUnschedulablePods() const;
@@ -153,12 +160,15 @@ class SchedulingQueue {
   const std::chrono::nanoseconds max_backoff_;
   const std::function<TimePoint()> now_;
   const std::function<void(std::string_view, QueueEvent)> on_incoming_;
+  const std::function<bool(const PodInfo&)> pre_enqueue_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   PodHeap active_;
   PodHeap backoff_;
   std::unordered_map<std::string, QueuedPodInfo> unschedulable_;
+  /// Pods a PreEnqueue plugin refused; no event but their own update moves them.
+  std::unordered_map<std::string, QueuedPodInfo> gated_;
   PodNominator nominator_;
   std::int64_t scheduling_cycle_ = 0;
   /// The scheduling cycle at the last move request; pods failing in it or earlier go to

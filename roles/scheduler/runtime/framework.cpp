@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "extender/extender.h"
 #include "framework/pod_changes.h"
+#include "koord/apis/extension.h"
 #include "runtime/parallelizer.h"
 
 namespace koord::roles::scheduler {
@@ -55,6 +57,7 @@ bool implementsPoint(Plugin* p, ExtensionPoint point) {
     case ExtensionPoint::kPostBind:
       return as<PostBindPlugin>(p) != nullptr;
     case ExtensionPoint::kPreEnqueue:
+      return as<PreEnqueuePlugin>(p) != nullptr;
     case ExtensionPoint::kMultiPoint:
       return false;
   }
@@ -139,6 +142,8 @@ kube::Expected<std::unique_ptr<Framework>> Framework::create(const config::Profi
   };
   each(ExtensionPoint::kQueueSort,
        [&](Plugin* p, const auto&) { fw->queue_sort_ = as<QueueSortPlugin>(p); });
+  each(ExtensionPoint::kPreEnqueue,
+       [&](Plugin* p, const auto&) { fw->pre_enqueues_.push_back(as<PreEnqueuePlugin>(p)); });
   each(ExtensionPoint::kPreFilter, [&](Plugin* p, const auto&) {
     fw->pre_filters_.push_back({as<PreFilterPlugin>(p), bits.at(p)});
     if (auto* t = dynamic_cast<PreFilterTransformer*>(p))
@@ -178,6 +183,15 @@ const Snapshot& Framework::snapshot() const {
   if (snapshot_ == nullptr)
     throw std::logic_error("scheduler framework: no snapshot outside a scheduling cycle");
   return *snapshot_;
+}
+
+Status Framework::runPreEnqueuePlugins(const PodInfo& pod) const {
+  for (const PreEnqueuePlugin* p : pre_enqueues_) {
+    auto s = p->preEnqueue(pod);
+    if (!s.ok())
+      return named(std::move(s), p->name());
+  }
+  return Status::success();
 }
 
 Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod) {
@@ -662,6 +676,12 @@ void Framework::runPreBind(std::size_t i, std::shared_ptr<CycleState> state,
 
 void Framework::runBind(std::size_t i, std::shared_ptr<CycleState> state,
                         std::shared_ptr<const PodInfo> pod, std::string node, StatusCallback done) {
+  // kube-scheduler's extendersBinding: an interested binder extender takes the pod instead of
+  // the Bind plugins. A Reservation's stand-in has no pod to bind; its binding is its status.
+  if (i == 0 && extenders_ != nullptr && !pod->reserve_pod && extenders_->bindsPod(*pod)) {
+    bindByExtender(std::move(state), std::move(pod), std::move(node), std::move(done));
+    return;
+  }
   if (i == binds_.size()) {
     done(Status::error("no bind plugin bound the pod"));
     return;
@@ -679,6 +699,34 @@ void Framework::runBind(std::size_t i, std::shared_ptr<CycleState> state,
                  }
                  done(named(std::move(s), plugin->name()));
                });
+}
+
+void Framework::bindByExtender(std::shared_ptr<CycleState> state,
+                               std::shared_ptr<const PodInfo> pod, std::string node,
+                               StatusCallback done) {
+  // The scheduler's own annotations would have ridden on the Binding, which the extender
+  // writes without them: they go out as a patch first.
+  const PodChanges* changes = findPodChanges(*state);
+  const bool unsent =
+      changes != nullptr && !changes->empty() &&
+      std::all_of(changes->annotations().begin(), changes->annotations().end(), [](const auto& kv) {
+        return std::find(std::begin(apis::kSchedulerOwnedPodAnnotations),
+                         std::end(apis::kSchedulerOwnedPodAnnotations),
+                         kv.first) != std::end(apis::kSchedulerOwnedPodAnnotations);
+      });
+  if (!unsent) {
+    extenders_->bind(*pod, node, std::move(done));
+    return;
+  }
+  cluster_.patchPod(
+      pod, changes->mergePatch(*pod),
+      [this, pod, node = std::move(node), done = std::move(done)](kube::Expected<void> r) mutable {
+        if (!r) {
+          done(Status::error(fmt::format("patching the pod: {}", r.error().message)));
+          return;
+        }
+        extenders_->bind(*pod, node, std::move(done));
+      });
 }
 
 void Framework::runPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {

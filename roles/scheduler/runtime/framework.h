@@ -21,6 +21,7 @@
 namespace koord::roles::scheduler {
 
 class Parallelizer;
+class Extenders;
 
 class Framework final : public FrameworkHandle {
  public:
@@ -54,6 +55,11 @@ class Framework final : public FrameworkHandle {
                             const PodInfo& pod_to_add, const NodeInfo& node) const override;
   Status runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
                                const PodInfo& pod_to_remove, const NodeInfo& node) const override;
+
+  /// The first PreEnqueue plugin's refusal, with its name; success when every one lets the pod
+  /// into the active queue. Thread-safe.
+  Status runPreEnqueuePlugins(const PodInfo& pod) const;
+  bool hasPreEnqueuePlugins() const { return !pre_enqueues_.empty(); }
 
   /// The first non-success status, with the failing plugin's name. Plugins answering Skip are
   /// not failures: they go into state.skip_filter_plugins (their Filter and AddPod/RemovePod
@@ -117,6 +123,9 @@ class Framework final : public FrameworkHandle {
     activator_ = std::move(activator);
     requeue_ = std::move(requeue);
   }
+  /// The configured scheduler extenders (shared by every profile; they outlive the framework);
+  /// null when none. An interested extender with a bind verb binds instead of the Bind plugins.
+  void setExtenders(Extenders* extenders) { extenders_ = extenders; }
   /// PreBind plugins one after another, then Bind plugins until one does not answer kSkip.
   void runPreBindAndBind(std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
                          std::string node, StatusCallback done);
@@ -136,6 +145,8 @@ class Framework final : public FrameworkHandle {
                   std::shared_ptr<const PodInfo> pod, std::string node, StatusCallback done);
   void runBind(std::size_t i, std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
                std::string node, StatusCallback done);
+  void bindByExtender(std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
+                      std::string node, StatusCallback done);
 
   const ClusterView& cluster_;
   Parallelizer& parallelizer_;
@@ -145,6 +156,7 @@ class Framework final : public FrameworkHandle {
   /// Every built plugin by name; the per-point lists point into these.
   std::vector<std::shared_ptr<Plugin>> owned_;
   QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<const PreEnqueuePlugin*> pre_enqueues_;
   /// A plugin at a point, with its bit in the CycleState's skip sets (its index in owned_).
   template <typename T>
   struct Indexed {
@@ -171,6 +183,7 @@ class Framework final : public FrameworkHandle {
   metrics::Registry* metrics_ = nullptr;
   std::vector<PreBindPlugin*> pre_binds_;
   std::vector<BindPlugin*> binds_;
+  Extenders* extenders_ = nullptr;
   std::vector<PostBindPlugin*> post_binds_;
   std::vector<NUMATopologyHintProvider*> numa_hint_providers_;
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "extender/extender.h"
 #include "framework/snapshot.h"
 #include "runtime/framework.h"
 
@@ -78,6 +79,12 @@ ScheduleOutcome PodScheduler::schedule(CycleState& state, const PodInfo& pod,
     else if (s.code() == Code::kError)
       return s;
   }
+  // kube-scheduler's findNodesThatPassExtenders: the extenders see what the plugins passed.
+  if (extenders_ != nullptr && !outcome.feasible.empty()) {
+    auto s = extenders_->filter(pod, outcome.feasible, outcome.failed);
+    if (!s.ok())
+      return s;
+  }
   if (outcome.feasible.empty())
     return FitError{all, Status(), std::move(outcome.failed)};
 
@@ -94,6 +101,8 @@ ScheduleOutcome PodScheduler::schedule(CycleState& state, const PodInfo& pod,
   auto scores = framework_.runScorePlugins(state, pod, outcome.feasible);
   if (!scores)
     return Status::error(scores.error().message);
+  if (extenders_ != nullptr)
+    extenders_->prioritize(pod, outcome.feasible, *scores);
   // The highest total; ties broken uniformly at random, as upstream. Upstream samples a
   // reservoir (a random draw per tie); counting the ties first and drawing once picks with the
   // same odds, and many nodes tie (empty nodes score alike).

@@ -11,6 +11,7 @@
 
 namespace koord::roles::scheduler {
 
+class Extenders;
 class Framework;
 class Snapshot;
 
@@ -44,8 +45,14 @@ class PodScheduler {
   /// Runs the algorithm for `pod` on `snapshot` (which the framework sees for the cycle).
   ScheduleOutcome schedule(CycleState& state, const PodInfo& pod, const Snapshot& snapshot);
 
+  /// The scheduler extenders (null: none, the default): they filter after the Filter plugins
+  /// (a required one's failure is the cycle's error) and add their weighted scores to the
+  /// plugins' totals. They must outlive this.
+  void setExtenders(Extenders* extenders) { extenders_ = extenders; }
+
  private:
   Framework& framework_;
+  Extenders* extenders_ = nullptr;
   std::int32_t percentage_;
   /// Where the next filter pass starts, so successive pods spread over all nodes.
   std::size_t next_start_ = 0;

@@ -213,7 +213,7 @@ measure_restarts() {
   local id=$1 want=$2 i pid t0 now ready restored code n
   for ((i = 1; i <= restarts; i++)); do
     t0=$(date +%s.%N)
-    "$work/koord" scheduler --config="$work/koord.yaml" --address=127.0.0.1 --port="$ops_port" \
+    "$work/koord" scheduler --config="$work/koord.yaml" --address=127.0.0.1 --port="$ops_port" --secure-port=0 \
       >"$work/$id-restart$i.log" 2>&1 &
     pid=$!
     sched_pid=$pid
@@ -267,7 +267,7 @@ run_one() {
       ;;
     koord | koordres)
       name='koord-scheduler'
-      cmd=("$work/koord" scheduler --config="$work/koord.yaml" --port=0)
+      cmd=("$work/koord" scheduler --config="$work/koord.yaml" --port=0 --secure-port=0)
       ;;
     binder) name='bench-binder' ;;
   esac

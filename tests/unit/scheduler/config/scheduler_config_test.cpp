@@ -101,30 +101,32 @@ TEST_CASE("v1beta1 with defaults only: Kubernetes 1.20's plugins less those not 
   CHECK(c.metrics_bind_address == "0.0.0.0:10251");
   CHECK(c.enable_profiling);
   CHECK(c.enable_contention_profiling);
-  CHECK(c.dropped_default_plugins ==
-        Names{"AzureDiskLimits", "EBSLimits", "GCEPDLimits", "ImageLocality", "NodePreferAvoidPods",
-              "NodeVolumeLimits", "VolumeBinding", "VolumeRestrictions", "VolumeZone"});
 
   REQUIRE(c.profiles.size() == 1);
   const Profile& p = c.profiles[0];
   CHECK(p.scheduler_name == "default-scheduler");
   CHECK(names(p.merged[EP::kQueueSort]) == Names{"PrioritySort"});
-  CHECK(names(p.merged[EP::kPreFilter]) ==
-        Names{"NodeResourcesFit", "NodePorts", "PodTopologySpread", "InterPodAffinity"});
-  CHECK(names(p.merged[EP::kFilter]) == Names{"NodeUnschedulable", "NodeName", "TaintToleration",
-                                              "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                                              "PodTopologySpread", "InterPodAffinity"});
+  CHECK(names(p.merged[EP::kPreFilter]) == Names{"NodeResourcesFit", "NodePorts",
+                                                 "PodTopologySpread", "InterPodAffinity",
+                                                 "VolumeBinding"});
+  CHECK(names(p.merged[EP::kFilter]) ==
+        Names{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+              "NodeResourcesFit", "VolumeRestrictions", "EBSLimits", "GCEPDLimits",
+              "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding", "VolumeZone",
+              "PodTopologySpread", "InterPodAffinity"});
   CHECK(names(p.merged[EP::kPostFilter]) == Names{"DefaultPreemption"});
   CHECK(names(p.merged[EP::kPreScore]) ==
         Names{"InterPodAffinity", "PodTopologySpread", "TaintToleration"});
   CHECK(weights(p.merged[EP::kScore].enabled) == Weighted{{"NodeResourcesBalancedAllocation", 1},
+                                                          {"ImageLocality", 1},
                                                           {"InterPodAffinity", 1},
                                                           {"NodeResourcesLeastAllocated", 1},
                                                           {"NodeAffinity", 1},
+                                                          {"NodePreferAvoidPods", 10000},
                                                           {"PodTopologySpread", 2},
                                                           {"TaintToleration", 1}});
-  CHECK(p.merged[EP::kReserve].enabled.empty());
-  CHECK(p.merged[EP::kPreBind].enabled.empty());
+  CHECK(names(p.merged[EP::kReserve]) == Names{"VolumeBinding"});
+  CHECK(names(p.merged[EP::kPreBind]) == Names{"VolumeBinding"});
   CHECK(names(p.merged[EP::kBind]) == Names{"DefaultBinder"});
   CHECK(p.merged[EP::kMultiPoint].enabled.empty());
 
@@ -133,18 +135,13 @@ TEST_CASE("v1beta1 with defaults only: Kubernetes 1.20's plugins less those not 
   CHECK(fit.x == 7);
   CHECK(fit.api_version == "kubescheduler.config.k8s.io/v1beta1");
   CHECK(fit.raw.is_null());
-  CHECK(p.args.size() == 13);
+  CHECK(p.args.size() == 22);
 
   const std::string line = describe(c);
   CHECK_THAT(line, Catch::Matchers::StartsWith("kubescheduler.config.k8s.io/v1beta1 profile "
                                                "\"default-scheduler\" {queueSort: PrioritySort; "));
   CHECK_THAT(line, Catch::Matchers::Contains("score: NodeResourcesBalancedAllocation(1), "
-                                             "InterPodAffinity(1)"));
-  CHECK_THAT(line,
-             Catch::Matchers::EndsWith("default plugins not in this build: AzureDiskLimits, "
-                                       "EBSLimits, GCEPDLimits, ImageLocality, "
-                                       "NodePreferAvoidPods, NodeVolumeLimits, VolumeBinding, "
-                                       "VolumeRestrictions, VolumeZone"));
+                                             "ImageLocality(1), InterPodAffinity(1)"));
 }
 
 TEST_CASE(
@@ -174,12 +171,13 @@ profiles:
   CHECK(weights(p.merged[EP::kScore].enabled) == Weighted{{"NodeResourcesBalancedAllocation", 1},
                                                           {"InterPodAffinity", 1},
                                                           {"NodeAffinity", 1},
+                                                          {"NodePreferAvoidPods", 10000},
                                                           {"PodTopologySpread", 2},
                                                           {"TaintToleration", 3},
                                                           {"Alpha", 5},
                                                           {"Beta", 0},
                                                           {"Gamma", 0}});
-  CHECK(p.merged[EP::kScore].enabled[4].origin == "profiles[0].plugins.score.enabled[1]");
+  CHECK(p.merged[EP::kScore].enabled[5].origin == "profiles[0].plugins.score.enabled[1]");
   CHECK(p.merged[EP::kScore].enabled[0].origin.empty());
   CHECK(names(p.merged[EP::kBind]) == Names{"DefaultBinder", "Alpha"});
   // Points the profile does not name keep their defaults.
@@ -239,10 +237,11 @@ profiles:
     CHECK(c.version == ApiVersion::kV1beta2);
     CHECK(c.healthz_bind_address.empty());
     const Profile& p = c.profiles[0];
-    CHECK(names(p.merged[EP::kPreFilter]) == Names{"NodeResourcesFit", "NodePorts",
-                                                   "PodTopologySpread", "InterPodAffinity",
-                                                   "NodeAffinity"});
+    CHECK(names(p.merged[EP::kPreFilter]) ==
+          Names{"NodeResourcesFit", "NodePorts", "VolumeRestrictions", "PodTopologySpread",
+                "InterPodAffinity", "VolumeBinding", "NodeAffinity"});
     CHECK(weights(p.merged[EP::kScore].enabled) == Weighted{{"NodeResourcesBalancedAllocation", 1},
+                                                            {"ImageLocality", 1},
                                                             {"InterPodAffinity", 1},
                                                             {"NodeResourcesFit", 1},
                                                             {"NodeAffinity", 1},
@@ -257,21 +256,19 @@ profiles:
     const Profile& p = c.profiles[0];
     CHECK(p.merged[EP::kFilter].enabled.empty());
     CHECK(weights(p.merged[EP::kMultiPoint].enabled) ==
-          Weighted{{"PrioritySort", 0},
-                   {"NodeUnschedulable", 0},
-                   {"NodeName", 0},
-                   {"TaintToleration", 3},
-                   {"NodeAffinity", 2},
-                   {"NodePorts", 0},
-                   {"NodeResourcesFit", 1},
-                   {"PodTopologySpread", 2},
-                   {"InterPodAffinity", 2},
-                   {"DefaultPreemption", 0},
-                   {"NodeResourcesBalancedAllocation", 1},
-                   {"DefaultBinder", 0},
+          Weighted{{"PrioritySort", 0},      {"NodeUnschedulable", 0},
+                   {"NodeName", 0},          {"TaintToleration", 3},
+                   {"NodeAffinity", 2},      {"NodePorts", 0},
+                   {"NodeResourcesFit", 1},  {"VolumeRestrictions", 0},
+                   {"EBSLimits", 0},         {"GCEPDLimits", 0},
+                   {"NodeVolumeLimits", 0},  {"AzureDiskLimits", 0},
+                   {"VolumeBinding", 0},     {"VolumeZone", 0},
+                   {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
+                   {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
+                   {"ImageLocality", 1},     {"DefaultBinder", 0},
                    {"SchedulingGates", 0}});
   }
-  SECTION("v1: SchedulingGates first, DynamicResources among the dropped") {
+  SECTION("v1: SchedulingGates first") {
     const SchedulerConfig c = parseOk(header("v1") + R"(
 profiles:
 - schedulerName: a
@@ -285,9 +282,6 @@ profiles:
     CHECK(p.percentage_of_nodes_to_score == 30);
     CHECK(names(p.merged[EP::kMultiPoint]).front() == "SchedulingGates");
     CHECK(names(p.merged[EP::kPreEnqueue]) == Names{"Gamma"});
-    CHECK(c.dropped_default_plugins == Names{"AzureDiskLimits", "DynamicResources", "EBSLimits",
-                                             "GCEPDLimits", "ImageLocality", "NodeVolumeLimits",
-                                             "VolumeBinding", "VolumeRestrictions", "VolumeZone"});
   }
   SECTION("v1beta2's per-point filter list and v1's MultiPoint expansion agree") {
     const auto both = [](std::string_view version) {
@@ -300,8 +294,9 @@ profiles:
     };
     CHECK(both("v1beta2") == both("v1"));
     CHECK(both("v1") == Names{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                              "NodePorts", "NodeResourcesFit", "PodTopologySpread",
-                              "InterPodAffinity"});
+                              "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "EBSLimits",
+                              "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding",
+                              "VolumeZone", "PodTopologySpread", "InterPodAffinity"});
   }
 }
 
@@ -386,8 +381,8 @@ TEST_CASE("configuration faults are startup errors naming the field path", "[con
   const Row rows[] = {
       {"v1", "profiles: [{plugins: {filter: {enabled: [{name: NodeName}, {name: Foo}]}}}]\n",
        "profiles[0].plugins.filter.enabled[1].name: unknown plugin \"Foo\""},
-      {"v1", "profiles: [{plugins: {filter: {enabled: [{name: VolumeBinding}]}}}]\n",
-       "profiles[0].plugins.filter.enabled[0].name: unknown plugin \"VolumeBinding\" (a "
+      {"v1", "profiles: [{plugins: {filter: {enabled: [{name: ServiceAffinity}]}}}]\n",
+       "profiles[0].plugins.filter.enabled[0].name: unknown plugin \"ServiceAffinity\" (a "
        "kube-scheduler plugin this build does not have)"},
       {"v1", "profiles: [{plugins: {filter: {disabled: [{name: Nope}]}}}]\n",
        "profiles[0].plugins.filter.disabled[0].name: unknown plugin \"Nope\""},
@@ -491,8 +486,8 @@ TEST_CASE("configuration faults are startup errors naming the field path", "[con
        "metricsBindAddress: expected an IP address with an optional port, got \"nonsense\""},
       {"v1beta2", "healthzBindAddress: \":10251\"\n",
        "healthzBindAddress: \":10251\": must be empty or with an explicit 0 port"},
-      {"v1", "extenders: [{urlPrefix: \"http://x\"}]\n",
-       "extenders: scheduler extenders are not supported by koord"},
+      {"v1", "extenders: [{urlPrefix: \"http://x\", prioritizeVerb: p}]\n",
+       "extenders[0].weight: must have a positive weight applied to it, got 0"},
       {"v1", "profiles: {schedulerName: a}\n", "profiles: expected array, got object"},
       {"v1", "profiles:\n- schedulerName: a\n  schedulerName: b\n",
        "profiles[0]: duplicate key \"schedulerName\" (line 5)"},
@@ -503,6 +498,226 @@ TEST_CASE("configuration faults are startup errors naming the field path", "[con
     CAPTURE(text);
     REQUIRE_FALSE(c);
     CHECK(c.error().message == row.error);
+  }
+}
+
+// kube-scheduler's default profile is what koord must match: a build without one of its plugins
+// refuses to start with that profile rather than place pods without it.
+TEST_CASE("a default plugin this build lacks is a startup error unless the profile disables it",
+          "[config]") {
+  std::vector<std::string_view> names;
+  for (std::string_view n : configtest::koordUpstreamPlugins()) {
+    if (n != "VolumeZone")
+      names.push_back(n);
+  }
+  const PluginRegistry without = configtest::fakeRegistry(names);
+  for (std::string_view version : {"v1beta1", "v1beta2", "v1beta3", "v1"}) {
+    CAPTURE(version);
+    auto c = parseSchedulerConfigText(header(version), without);
+    REQUIRE_FALSE(c.has_value());
+    const std::string point = version == "v1beta3" || version == "v1" ? "multiPoint" : "filter";
+    CHECK(c.error().message ==
+          fmt::format("profiles[0].plugins.{}: default plugin \"VolumeZone\" of "
+                      "kubescheduler.config.k8s.io/{} is not in this build of koord (disable it "
+                      "there to run without it)",
+                      point, version));
+    const std::string disabled = header(version) + "profiles: [{plugins: {" + point +
+                                 ": {disabled: [{name: VolumeZone}]}}}]\n";
+    CHECK(parseSchedulerConfigText(disabled, without).has_value());
+  }
+}
+
+TEST_CASE("extenders decode with every field in every apiVersion", "[config][extender]") {
+  const std::string extenders =
+      "extenders:\n"
+      "- urlPrefix: https://gpu-extender.kube-system:8443/scheduler/\n"
+      "  filterVerb: filter\n"
+      "  prioritizeVerb: prioritize\n"
+      "  preemptVerb: preempt\n"
+      "  bindVerb: bind\n"
+      "  weight: 3\n"
+      "  enableHTTPS: true\n"
+      "  tlsConfig:\n"
+      "    insecure: false\n"
+      "    serverName: gpu-extender.local\n"
+      "    certData: Q0VSVA==\n"  // "CERT"
+      "    keyData: S0VZ\n"       // "KEY"
+      "    caFile: /etc/ca.crt\n"
+      "  httpTimeout: 2s\n"
+      "  nodeCacheCapable: true\n"
+      "  managedResources:\n"
+      "  - name: example.com/gpu\n"
+      "  - {name: example.com/fpga, ignoredByScheduler: true}\n"
+      "  ignorable: true\n"
+      "- urlPrefix: http://127.0.0.1:8888\n"
+      "  filterVerb: filter\n"
+      "- {urlPrefix: \"http://b\", httpTimeout: 0s, tlsConfig: null, managedResources: null}\n";
+  // The fake NodeResourcesFit must take the ignoredResources the extenders give it.
+  const PluginRegistry any =
+      configtest::fakeRegistry(configtest::koordUpstreamPlugins(), configtest::Decoder::kAnyObject);
+  for (const char* version : {"v1beta1", "v1beta2", "v1beta3", "v1"}) {
+    INFO(version);
+    auto parsed = parseSchedulerConfigText(header(version) + extenders, any);
+    REQUIRE(parsed);
+    const SchedulerConfig& c = *parsed;
+    REQUIRE(c.extenders.size() == 3);
+    const Extender& e = c.extenders[0];
+    CHECK(e.url_prefix == "https://gpu-extender.kube-system:8443/scheduler/");
+    CHECK(e.filter_verb == "filter");
+    CHECK(e.prioritize_verb == "prioritize");
+    CHECK(e.preempt_verb == "preempt");
+    CHECK(e.bind_verb == "bind");
+    CHECK(e.weight == 3);
+    CHECK(e.enable_https);
+    REQUIRE(e.tls_config.has_value());
+    CHECK_FALSE(e.tls_config->insecure);
+    CHECK(e.tls_config->server_name == "gpu-extender.local");
+    CHECK(e.tls_config->cert_data == "CERT");
+    CHECK(e.tls_config->key_data == "KEY");
+    CHECK(e.tls_config->ca_file == "/etc/ca.crt");
+    CHECK(e.tls_config->ca_data.empty());
+    CHECK(e.http_timeout == std::chrono::seconds(2));
+    CHECK(e.node_cache_capable);
+    REQUIRE(e.managed_resources.size() == 2);
+    CHECK(e.managed_resources[0].name == "example.com/gpu");
+    CHECK_FALSE(e.managed_resources[0].ignored_by_scheduler);
+    CHECK(e.managed_resources[1].ignored_by_scheduler);
+    CHECK(e.ignorable);
+    // Unset fields: kube-scheduler's defaults (DefaultExtenderTimeout for an unset or zero
+    // httpTimeout).
+    const Extender& plain = c.extenders[1];
+    CHECK(plain.prioritize_verb.empty());
+    CHECK(plain.weight == 0);
+    CHECK_FALSE(plain.enable_https);
+    CHECK_FALSE(plain.tls_config.has_value());
+    CHECK(plain.http_timeout == std::chrono::seconds(5));
+    CHECK_FALSE(plain.node_cache_capable);
+    CHECK_FALSE(plain.ignorable);
+    CHECK(c.extenders[2].http_timeout == std::chrono::seconds(5));
+    CHECK_THAT(describe(c),
+               Catch::Contains("; extenders: https://gpu-extender.kube-system:8443/scheduler/ "
+                               "{filter, prioritize(3), bind, preempt}, http://127.0.0.1:8888 "
+                               "{filter}, http://b {}"));
+  }
+  CHECK(parseOk(header("v1")).extenders.empty());
+  CHECK(parseOk(header("v1") + "extenders: []\n").extenders.empty());
+}
+
+TEST_CASE("extenders are validated as kube-scheduler validates them, errors naming the field",
+          "[config][extender]") {
+  struct Row {
+    std::string body;
+    std::string error;
+  };
+  const Row rows[] = {
+      {"extenders: {urlPrefix: http://x}\n", "extenders: expected array, got object"},
+      {"extenders: [http://x]\n", "extenders[0]: expected object, got string"},
+      {"extenders: [{urlPrefix: http://x, filterverb: f}]\n",
+       "extenders[0]: unknown field \"filterverb\""},
+      {"extenders: [{filterVerb: f}]\n",
+       "extenders[0].urlPrefix: must be an http:// or https:// URL, got \"\""},
+      {"extenders: [{urlPrefix: x.example.com}]\n",
+       "extenders[0].urlPrefix: must be an http:// or https:// URL, got \"x.example.com\""},
+      {"extenders: [{urlPrefix: http://x, prioritizeVerb: p, weight: -2}]\n",
+       "extenders[0].weight: must have a positive weight applied to it, got -2"},
+      {"extenders: [{urlPrefix: http://x, weight: \"2\"}]\n",
+       "extenders[0].weight: expected integer, got string"},
+      {"extenders: [{urlPrefix: http://x, bindVerb: b}, {urlPrefix: http://y, bindVerb: b}]\n",
+       "extenders: only one extender can implement bind, found 2"},
+      {"extenders:\n- {urlPrefix: http://x, managedResources: [{name: example.com/a}]}\n"
+       "- {urlPrefix: http://y, managedResources: [{name: example.com/a}]}\n",
+       "extenders[1].managedResources[0].name: duplicate extender managed resource name "
+       "\"example.com/a\""},
+      {"extenders: [{urlPrefix: http://x, managedResources: [{name: kubernetes.io/foo}]}]\n",
+       "extenders[0].managedResources[0].name: \"kubernetes.io/foo\" is an invalid extended "
+       "resource name"},
+      {"extenders: [{urlPrefix: http://x, managedResources: [{name: cpu}]}]\n",
+       "extenders[0].managedResources[0].name: \"cpu\" is an invalid extended resource name"},
+      {"extenders: [{urlPrefix: http://x, managedResources: [{ignoredByScheduler: true}]}]\n",
+       "extenders[0].managedResources[0].name: \"\": "},
+      {"extenders: [{urlPrefix: http://x, managedResources: [{name: a.io/b, ignored: true}]}]\n",
+       "extenders[0].managedResources[0]: unknown field \"ignored\""},
+      {"extenders: [{urlPrefix: http://x, httpTimeout: 30}]\n",
+       "extenders[0].httpTimeout: expected string, got number"},
+      {"extenders: [{urlPrefix: http://x, httpTimeout: thirty}]\n",
+       "extenders[0].httpTimeout: invalid duration \"thirty\" (want Go syntax such as \"15s\")"},
+      {"extenders: [{urlPrefix: http://x, httpTimeout: -1s}]\n",
+       "extenders[0].httpTimeout: must not be negative"},
+      {"extenders: [{urlPrefix: http://x, enableHTTPS: \"true\"}]\n",
+       "extenders[0].enableHTTPS: expected boolean, got string"},
+      {"extenders: [{urlPrefix: http://x, tlsConfig: {insecure: true, caData: Q0E=}}]\n",
+       "extenders[0].tlsConfig: specifying a root certificates file with the insecure flag is not "
+       "allowed"},
+      {"extenders: [{urlPrefix: http://x, tlsConfig: {certFile: /c.crt}}]\n",
+       "extenders[0].tlsConfig: a client certificate (certFile or certData) and its key "
+       "(keyFile or keyData) must be given together"},
+      {"extenders: [{urlPrefix: http://x, tlsConfig: {caData: \"not base64!\"}}]\n",
+       "extenders[0].tlsConfig.caData: not base64 data: "},
+      {"extenders: [{urlPrefix: http://x, tlsConfig: {CAData: Q0E=}}]\n",
+       "extenders[0].tlsConfig: unknown field \"CAData\""},
+  };
+  for (const char* version : {"v1beta1", "v1"}) {
+    for (const Row& row : rows) {
+      const std::string text = header(version) + row.body;
+      auto c = parseSchedulerConfigText(text, registry());
+      CAPTURE(text);
+      REQUIRE_FALSE(c);
+      CHECK_THAT(c.error().message, Catch::StartsWith(row.error));
+    }
+  }
+  std::string many = "extenders:\n";
+  for (int i = 0; i < 33; ++i)
+    many += "- {urlPrefix: http://x}\n";
+  auto c = parseSchedulerConfigText(header("v1") + many, registry());
+  REQUIRE_FALSE(c);
+  CHECK(c.error().message == "extenders: 33 entries, at most 32 allowed");
+}
+
+TEST_CASE("extenders' ignoredByScheduler resources become NodeResourcesFit's ignoredResources",
+          "[config][extender]") {
+  const PluginRegistry any =
+      configtest::fakeRegistry(configtest::koordUpstreamPlugins(), configtest::Decoder::kAnyObject);
+  const std::string extenders =
+      "extenders:\n"
+      "- urlPrefix: http://x\n"
+      "  managedResources:\n"
+      "  - {name: example.com/fpga, ignoredByScheduler: true}\n"
+      "  - {name: example.com/gpu}\n"
+      "- urlPrefix: http://y\n"
+      "  managedResources: [{name: example.com/nic, ignoredByScheduler: true}]\n";
+  const json::value want{"example.com/fpga", "example.com/nic"};
+  auto fitArgs = [&](const Profile& p) {
+    const auto it = p.args.find("NodeResourcesFit");
+    REQUIRE(it != p.args.end());
+    const auto* args = dynamic_cast<const FakeArgs*>(it->second.get());
+    REQUIRE(args != nullptr);
+    return args->raw;
+  };
+  SECTION("a profile without NodeResourcesFit args gets them") {
+    auto c = parseSchedulerConfigText(header("v1beta3") + extenders, any);
+    REQUIRE(c);
+    CHECK(fitArgs(c->profiles[0]).at("ignoredResources") == want);
+  }
+  SECTION("the extenders' list replaces the args' own, the other args kept") {
+    auto c = parseSchedulerConfigText(
+        header("v1beta1") + extenders +
+            "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: NodeResourcesFit\n"
+            "    args: {ignoredResources: [example.com/old], ignoredResourceGroups: [x.io]}\n"
+            "- schedulerName: b\n",
+        any);
+    REQUIRE(c);
+    for (const Profile& p : c->profiles) {
+      INFO(p.scheduler_name);
+      CHECK(fitArgs(p).at("ignoredResources") == want);
+    }
+    CHECK(fitArgs(c->profiles[0]).at("ignoredResourceGroups") == json::array{"x.io"});
+  }
+  SECTION("without ignoredByScheduler nothing changes") {
+    auto c = parseSchedulerConfigText(
+        header("v1") + "extenders: [{urlPrefix: http://x, managedResources: [{name: a.io/b}]}]\n",
+        any);
+    REQUIRE(c);
+    CHECK(fitArgs(c->profiles[0]).is_null());
   }
 }
 

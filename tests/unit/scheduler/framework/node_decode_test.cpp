@@ -214,3 +214,85 @@ TEST_CASE("a malformed node reservation is ignored and logged once") {
     }
   }
 }
+
+TEST_CASE("status.images decode with their names interned and their sizes") {
+  auto node = decode(R"({
+    "metadata": {"name": "imaged"},
+    "status": {"images": [
+      {"names": ["registry.k8s.io/pause@sha256:7031c1b2", "registry.k8s.io/pause:3.9"],
+       "sizeBytes": 321520},
+      {"names": ["docker.io/library/nginx:1.25", "registry.k8s.io/pause:3.9"], "sizeBytes": 70000000},
+      {"sizeBytes": 5}
+    ]}
+  })");
+  REQUIRE(node);
+  const NodeImages& images = node->images;
+  CHECK(images.imageCount() == 3);
+  CHECK(images.names().size() == 3);  // pause:3.9 once, with the first image that lists it
+  const auto* pause = images.find("registry.k8s.io/pause:3.9");
+  REQUIRE(pause != nullptr);
+  CHECK(images.sizeBytes(*pause) == 321520);
+  CHECK(imageName(pause->id) == "registry.k8s.io/pause:3.9");
+  const auto* nginx = images.find("docker.io/library/nginx:1.25");
+  REQUIRE(nginx != nullptr);
+  CHECK(images.sizeBytes(*nginx) == 70000000);
+  CHECK(images.find("docker.io/library/nginx") == nullptr);
+
+  // A second node with the same names shares their interned copies.
+  auto twin = decode(R"({"metadata": {"name": "twin"}, "status": {"images": [
+    {"names": ["registry.k8s.io/pause:3.9"], "sizeBytes": 1}]}})");
+  REQUIRE(twin);
+  REQUIRE(twin->images.find("registry.k8s.io/pause:3.9") != nullptr);
+  CHECK(twin->images.find("registry.k8s.io/pause:3.9")->id == pause->id);
+
+  auto bare = decode(R"({"metadata": {"name": "bare"}, "status": {}})");
+  REQUIRE(bare);
+  CHECK(bare->images.empty());
+  CHECK(bare->images.imageCount() == 0);
+}
+
+TEST_CASE("bad status.images are refused whole, interning nothing") {
+  auto withImages = [](json::array images) {
+    return decodeNode(json::object{{"metadata", json::object{{"name", "n"}}},
+                                   {"status", json::object{{"images", std::move(images)}}}});
+  };
+  auto image = [](std::size_t names, std::int64_t size) {
+    json::array list;
+    for (std::size_t i = 0; i < names; ++i)
+      list.push_back(json::string("refused/image:" + std::to_string(i)));
+    return json::object{{"names", std::move(list)}, {"sizeBytes", size}};
+  };
+  const std::size_t interned = internedImageNames();
+
+  SECTION("more images than the bound") {
+    json::array images;
+    for (std::size_t i = 0; i <= kMaxNodeImages; ++i)
+      images.push_back(image(1, 1));
+    auto node = withImages(std::move(images));
+    REQUIRE_FALSE(node);
+    CHECK(node.error().message == "status.images: 4097 images, more than the scheduler's 4096");
+  }
+  SECTION("more names than the bound") {
+    auto node = withImages(json::array{image(1, 1), image(kMaxImageNames + 1, 1)});
+    REQUIRE_FALSE(node);
+    CHECK(node.error().message ==
+          "status.images[1].names: 257 names, more than the scheduler's 256");
+  }
+  SECTION("a negative size") {
+    auto node = withImages(json::array{image(2, 1), image(1, -1)});
+    REQUIRE_FALSE(node);
+    CHECK(node.error().message == "status.images[1].sizeBytes: must be greater than or equal to 0");
+  }
+  SECTION("a name that is not a string") {
+    auto node = withImages(json::array{json::object{{"names", json::array{1}}}});
+    REQUIRE_FALSE(node);
+    CHECK_THAT(node.error().message,
+               Catch::StartsWith("status.images[0].names[0]: expected string"));
+  }
+  SECTION("images not a list") {
+    auto node = decodeNode(json::parse(R"({"status": {"images": {}}})"));
+    REQUIRE_FALSE(node);
+    CHECK_THAT(node.error().message, Catch::StartsWith("status.images: expected"));
+  }
+  CHECK(internedImageNames() == interned);
+}

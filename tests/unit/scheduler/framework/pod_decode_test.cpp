@@ -442,3 +442,120 @@ TEST_CASE("bad pods are refused with the field's path") {
     }
   }
 }
+
+TEST_CASE("pod decode: volumes keep the source kinds the volume plugins tell apart", "[volumes]") {
+  auto pod = decode(R"({
+    "metadata": {"namespace": "ns", "name": "web-0"},
+    "spec": {"volumes": [
+      {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0", "readOnly": true}},
+      {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+      {"name": "pd", "gcePersistentDisk": {"pdName": "disk-1", "fsType": "ext4"}},
+      {"name": "ebs", "awsElasticBlockStore": {"volumeID": "aws://us-east-1a/vol-1", "readOnly": true}},
+      {"name": "azure", "azureDisk": {"diskName": "d1", "diskURI": "uri"}},
+      {"name": "cinder", "cinder": {"volumeID": "c1"}},
+      {"name": "iscsi", "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2016-12.server:t1",
+                                   "lun": 0, "readOnly": true}},
+      {"name": "rbd", "rbd": {"monitors": ["a:6789", "b:6789"], "image": "img"}},
+      {"name": "rbd-pool", "rbd": {"monitors": ["c:6789"], "image": "img2", "pool": "fast"}},
+      {"name": "inline-csi", "csi": {"driver": "ebs.csi.aws.com"}},
+      {"name": "cache", "emptyDir": {}},
+      {"name": "config", "configMap": {"name": "cfg"}}
+    ]}
+  })");
+  REQUIRE(pod);
+  using K = VolumeSourceKind;
+  struct Want {
+    const char* name;
+    K kind;
+    const char* id;
+    bool read_only;
+  };
+  const Want want[] = {
+      {"data", K::kPersistentVolumeClaim, "data-web-0", true},
+      {"scratch", K::kEphemeral, "web-0-scratch", false},
+      {"pd", K::kGCEPersistentDisk, "disk-1", false},
+      {"ebs", K::kAWSElasticBlockStore, "aws://us-east-1a/vol-1", true},
+      {"azure", K::kAzureDisk, "d1", false},
+      {"cinder", K::kCinder, "c1", false},
+      {"iscsi", K::kISCSI, "iqn.2016-12.server:t1", true},
+      {"rbd", K::kRBD, "img", false},
+      {"rbd-pool", K::kRBD, "img2", false},
+      {"inline-csi", K::kCSI, "ebs.csi.aws.com", false},
+      {"cache", K::kOther, "", false},
+      {"config", K::kOther, "", false},
+  };
+  REQUIRE(pod->volumes.size() == std::size(want));
+  for (std::size_t i = 0; i < std::size(want); ++i) {
+    INFO(want[i].name);
+    const PodVolume& v = pod->volumes[i];
+    CHECK(v.name == want[i].name);
+    CHECK(v.kind == want[i].kind);
+    CHECK(v.id == want[i].id);
+    CHECK(v.read_only == want[i].read_only);
+  }
+  CHECK(pod->volumes[0].usesClaim());
+  CHECK(pod->volumes[1].usesClaim());
+  CHECK_FALSE(pod->volumes[2].usesClaim());
+  // The API's default pool.
+  CHECK(pod->volumes[7].monitors == std::vector<std::string>{"a:6789", "b:6789"});
+  CHECK(pod->volumes[7].pool == "rbd");
+  CHECK(pod->volumes[8].pool == "fast");
+}
+
+TEST_CASE("pod decode: bad volumes are refused with the field's path", "[volumes]") {
+  struct Case {
+    const char* name;
+    const char* pod;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"volumes not a list", R"({"spec": {"volumes": {}}})", "spec.volumes: expected array"},
+      {"volume not an object", R"({"spec": {"volumes": [1]}})", "spec.volumes"},
+      {"name not a string", R"({"spec": {"volumes": [{"name": 1}]}})",
+       "spec.volumes[0].name: expected string"},
+      {"source not an object",
+       R"({"spec": {"volumes": [{"name": "a", "gcePersistentDisk": "pd"}]}})",
+       "spec.volumes[0].gcePersistentDisk: expected object"},
+      {"claimName not a string",
+       R"({"spec": {"volumes": [{"name": "a"}, {"name": "b", "persistentVolumeClaim": {"claimName": 3}}]}})",
+       "spec.volumes[1].persistentVolumeClaim.claimName: expected string"},
+      {"readOnly not a boolean",
+       R"({"spec": {"volumes": [{"name": "a", "awsElasticBlockStore": {"volumeID": "v", "readOnly": "yes"}}]}})",
+       "spec.volumes[0].awsElasticBlockStore.readOnly: expected boolean"},
+      {"monitors not a list",
+       R"({"spec": {"volumes": [{"name": "a", "rbd": {"image": "i", "monitors": "m"}}]}})",
+       "spec.volumes[0].rbd.monitors: expected array"},
+      {"pool not a string",
+       R"({"spec": {"volumes": [{"name": "a", "rbd": {"image": "i", "pool": 1}}]}})",
+       "spec.volumes[0].rbd.pool: expected string"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    auto pod = decode(c.pod);
+    REQUIRE_FALSE(pod);
+    CHECK_THAT(pod.error().message, Catch::StartsWith(c.error));
+  }
+}
+
+TEST_CASE("pod decode: at most kMaxPodVolumes volumes", "[volumes]") {
+  auto podWithVolumes = [](std::size_t n) {
+    json::array volumes;
+    for (std::size_t i = 0; i < n; ++i) {
+      json::object v;
+      v["name"] = "v" + std::to_string(i);
+      v["emptyDir"] = json::object();
+      volumes.push_back(std::move(v));
+    }
+    json::object spec;
+    spec["volumes"] = std::move(volumes);
+    json::object root;
+    root["spec"] = std::move(spec);
+    return json::value(std::move(root));
+  };
+  auto at_bound = decodePodInfo(podWithVolumes(kMaxPodVolumes));
+  REQUIRE(at_bound);
+  CHECK(at_bound->volumes.size() == kMaxPodVolumes);
+  auto over = decodePodInfo(podWithVolumes(kMaxPodVolumes + 1));
+  REQUIRE_FALSE(over);
+  CHECK(over.error().message == "spec.volumes: 1025 volumes, more than the scheduler's 1024");
+}

@@ -260,7 +260,8 @@ TEST_CASE("pods without DoNotSchedule constraints get Skip at PreFilter",
     CHECK(plugin.preFilter(state, pod).isSkip());
     CHECK(state.read<PreFilterState>(kPreFilterStateKey) == nullptr);
   }
-  SECTION("hard default constraints but no controller") {
+  SECTION("hard default constraints but nothing selects the pod") {
+    addSpreadingObjects(handle, {.services = {spreadObject("svc", "foo=bar")}});
     PodTopologySpread plugin(listArgs({{1, "zone", kDoNotSchedule}}), handle);
     CycleState state;
     const PodInfo pod = makePod("p").label("foo", "");
@@ -275,26 +276,40 @@ TEST_CASE("pods without DoNotSchedule constraints get Skip at PreFilter",
     CHECK(plugin.filter(state, pod, handle.node("node-a")).ok());
     CHECK(plugin.filter(state, pod, handle.node("node-b")).ok());
   }
-  SECTION("hard default constraints and a controller do filter") {
+  SECTION("hard default constraints without the spreading sources apply none") {
     PodTopologySpread plugin(listArgs({{1, "zone", kDoNotSchedule}}), handle);
     CycleState state;
-    const PodInfo pod = makePod("p").controller("ReplicaSet", "rs");
+    const PodInfo pod = makePod("p").label("foo", "bar");
+    CHECK(plugin.preFilter(state, pod).isSkip());
+  }
+  SECTION("hard default constraints and a service do filter") {
+    addSpreadingObjects(handle, {.services = {spreadObject("svc", "foo=bar")}});
+    PodTopologySpread plugin(listArgs({{1, "zone", kDoNotSchedule}}), handle);
+    CycleState state;
+    const PodInfo pod = makePod("p").label("foo", "bar");
     REQUIRE(plugin.preFilter(state, pod).ok());
     CHECK_FALSE(preFilterState(state).empty());
     CHECK(plugin.filter(state, pod, handle.node("node-a")).code() == kNever);
   }
 }
 
-TEST_CASE("default constraints spread the pods of one controller", "[podtopologyspread][filter]") {
-  FakeHandle handle(fourNodes(), {makePod("w-1").node("node-a").controller("ReplicaSet", "web"),
-                                  makePod("w-2").node("node-x").controller("ReplicaSet", "web"),
-                                  makePod("o-1").node("node-b").controller("ReplicaSet", "api"),
-                                  makePod("o-2").node("node-b").controller("ReplicaSet", "api")});
+TEST_CASE("default constraints spread the pods of the pod's services and controllers",
+          "[podtopologyspread][filter]") {
+  auto web = [](std::string name) {
+    return makePod(std::move(name)).label("app", "web").label("tier", "front");
+  };
+  FakeHandle handle(fourNodes(),
+                    {web("w-1").node("node-a"), web("w-2").node("node-x"),
+                     makePod("o-1").node("node-b").label("app", "api").label("tier", "front"),
+                     makePod("o-2").node("node-b").label("app", "web").label("tier", "back")});
+  // The Service selects every front-end pod, the StatefulSet only web's: together web's.
+  addSpreadingObjects(handle, {.services = {spreadObject("front", "tier=front")},
+                               .stateful_sets = {spreadObject("web", "app=web")}});
   PodTopologySpread plugin(listArgs({{1, "node", kDoNotSchedule}}), handle);
   CycleState state;
-  const PodInfo pod = makePod("w-3").controller("ReplicaSet", "web");
+  const PodInfo pod = web("w-3");
   REQUIRE(plugin.preFilter(state, pod).ok());
-  // web pods spread 1/0/1/0: the other controller's pods on node-b do not count.
+  // web pods spread 1/0/1/0: the pods on node-b match only one of the two selectors.
   CHECK(plugin.filter(state, pod, handle.node("node-a")).code() == kNo);
   CHECK(plugin.filter(state, pod, handle.node("node-b")).ok());
   CHECK(plugin.filter(state, pod, handle.node("node-x")).code() == kNo);

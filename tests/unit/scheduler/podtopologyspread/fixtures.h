@@ -16,6 +16,7 @@
 #include "framework/pod_info.h"
 #include "koord/kube/labels.h"
 #include "koord/kube/scheduling_match.h"
+#include "plugins/upstream/helper/spread_selectors.h"
 #include "plugins/upstream/podtopologyspread/pod_topology_spread.h"
 #include "scheduler/builders.h"
 #include "scheduler/fake_handle.h"
@@ -64,6 +65,36 @@ class FakeHandle final : public koord::roles::scheduler::testkit::FakeHandle {
       : koord::roles::scheduler::testkit::FakeHandle(
             koord::roles::scheduler::testkit::snapshotOf(nodes, pods)) {}
 };
+
+using koord::roles::scheduler::upstream::helper::SpreadingSelector;
+
+/// A Service, RC, ReplicaSet or StatefulSet as default spreading reads it.
+inline SpreadingSelector spreadObject(std::string name, std::string_view selector,
+                                      std::string ns = "default") {
+  return {std::move(ns), std::move(name), sel(selector)};
+}
+
+/// What the spreading informers would hold.
+struct SpreadingObjects {
+  std::vector<SpreadingSelector> services = {};
+  std::vector<SpreadingSelector> replica_sets = {};
+  std::vector<SpreadingSelector> stateful_sets = {};
+};
+
+/// Puts `objects` where plugins built afterwards find them (the handle's cluster, under the
+/// informers' keys).
+inline void addSpreadingObjects(koord::roles::scheduler::testkit::FakeHandle& handle,
+                                const SpreadingObjects& objects) {
+  namespace helper = koord::roles::scheduler::upstream::helper;
+  auto put = [&](std::string_view key, const std::vector<SpreadingSelector>& list) {
+    auto& source = handle.fakeCluster().declare<SpreadingSelector>(key);
+    for (const auto& o : list)
+      source.set(o.key(), std::make_shared<const SpreadingSelector>(o));
+  };
+  put(helper::kServiceSource, objects.services);
+  put(helper::kReplicaSetSource, objects.replica_sets);
+  put(helper::kStatefulSetSource, objects.stateful_sets);
+}
 
 inline std::shared_ptr<const PodTopologySpreadArgs> listArgs(
     std::vector<koord::roles::scheduler::upstream::DefaultSpreadConstraint> constraints) {

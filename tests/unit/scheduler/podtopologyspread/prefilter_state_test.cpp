@@ -1,5 +1,5 @@
-// kube-scheduler 1.20's TestPreFilterState, TestPreFilterStateAddPod and
-// TestPreFilterStateRemovePod, with default constraints selecting by controller (our rule).
+// kube-scheduler 1.20's TestPreFilterState (default constraints selecting by the pod's Services
+// and ReplicaSets), TestPreFilterStateAddPod and TestPreFilterStateRemovePod.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -28,12 +28,12 @@ Nodes fourNodes() {
 
 WantConstraint zoneFoo(std::pair<WantPath, WantPath> paths,
                        std::map<std::string, std::int32_t> counts) {
-  return {1, "zone", sel("foo"), std::move(paths), std::move(counts), {}};
+  return {1, "zone", sel("foo"), std::move(paths), std::move(counts)};
 }
 
 WantConstraint nodeFoo(std::pair<WantPath, WantPath> paths,
                        std::map<std::string, std::int32_t> counts) {
-  return {1, "node", sel("foo"), std::move(paths), std::move(counts), {}};
+  return {1, "node", sel("foo"), std::move(paths), std::move(counts)};
 }
 
 const std::pair<WantPath, WantPath> kNoPaths{WantPath{}, WantPath{}};
@@ -45,6 +45,7 @@ struct PreFilterCase {
   std::vector<PodInfo> existing;
   std::shared_ptr<const PodTopologySpreadArgs> args;
   WantState want;
+  SpreadingObjects objects = {};
 };
 
 std::vector<PreFilterCase> preFilterCases() {
@@ -57,12 +58,7 @@ std::vector<PreFilterCase> preFilterCases() {
        fourNodes(),
        {},
        listArgs({}),
-       {{5,
-         "zone",
-         sel("foo=bar"),
-         {{"zone1", 0}, {"zone2", 0}},
-         {{"zone1", 0}, {"zone2", 0}},
-         {}}}},
+       {{5, "zone", sel("foo=bar"), {{"zone1", 0}, {"zone2", 0}}, {{"zone1", 0}, {"zone2", 0}}}}},
       {"normal case with one spreadConstraint",
        makePod("p").label("foo", "").spread(1, "zone", kDoNotSchedule, sel("foo")),
        fourNodes(),
@@ -127,8 +123,7 @@ std::vector<PreFilterCase> preFilterCases() {
          "node",
          sel("bar"),
          {{"node-a", 0}, {"node-y", 0}},
-         {{"node-a", 0}, {"node-b", 1}, {"node-y", 0}},
-         {}}}},
+         {{"node-a", 0}, {"node-b", 1}, {"node-y", 0}}}}},
       {"different labelSelectors - complex pods",
        makePod("p")
            .label("foo", "")
@@ -146,8 +141,7 @@ std::vector<PreFilterCase> preFilterCases() {
          "node",
          sel("bar"),
          {{"node-b", 0}, {"node-a", 1}},
-         {{"node-a", 1}, {"node-b", 0}, {"node-y", 2}},
-         {}}}},
+         {{"node-a", 1}, {"node-b", 0}, {"node-y", 2}}}}},
       {"two spreadConstraints and with node affinity",
        makePod("p")
            .label("foo", "")
@@ -161,60 +155,82 @@ std::vector<PreFilterCase> preFilterCases() {
        listArgs({}),
        {zoneFoo({{"zone1", 3}, {"zone2", 4}}, {{"zone1", 3}, {"zone2", 4}}),
         nodeFoo({{"node-b", 1}, {"node-a", 2}}, {{"node-a", 2}, {"node-b", 1}, {"node-y", 4}})}},
-      // Upstream's service-based default cases, with a controller in the service's place.
-      {"default constraints and a controller",
-       makePod("p").label("foo", "bar").label("baz", "kar").controller("ReplicaSet", "rs-1"),
+      // Upstream's default-constraint cases: the selector is that of the pod's Service.
+      {"default constraints and a service",
+       makePod("p").label("foo", "bar").label("baz", "kar"),
        {},
        {},
        listArgs({node3, node2soft, rack5}),
-       {{3, "node", std::nullopt, kNoPaths, {}, {"ReplicaSet", "rs-1"}},
-        {5, "rack", std::nullopt, kNoPaths, {}, {"ReplicaSet", "rs-1"}}}},
-      {"default constraints and a pod without a controller",
+       {{3, "node", sel("foo=bar"), kNoPaths, {}}, {5, "rack", sel("foo=bar"), kNoPaths, {}}},
+       {.services = {spreadObject("svc", "foo=bar")}}},
+      {"default constraints and a service that doesn't match",
        makePod("p").label("foo", "bar"),
        {},
        {},
        listArgs({node3}),
-       {}},
-      {"default constraints and a controller but pod has constraints",
+       {},
+       {.services = {spreadObject("svc", "baz=kep")}}},
+      {"default constraints and a service but pod has constraints",
        makePod("p")
            .label("foo", "bar")
            .label("baz", "tar")
-           .controller("ReplicaSet", "rs-1")
            .spread(1, "zone", kDoNotSchedule, sel("baz=tar"))
            .spread(2, "planet", kScheduleAnyway, sel("fot=rok")),
        {},
        {},
        listArgs({{2, "node", kDoNotSchedule}}),
-       {{1, "zone", sel("baz=tar"), kNoPaths, {}, {}}}},
-      {"default soft constraints and a controller",
-       makePod("p").label("foo", "bar").controller("ReplicaSet", "rs-1"),
+       {{1, "zone", sel("baz=tar"), kNoPaths, {}}},
+       {.services = {spreadObject("svc", "foo=bar")}}},
+      {"default soft constraints and a service",
+       makePod("p").label("foo", "bar"),
        {},
        {},
        listArgs({node2soft}),
-       {}},
+       {},
+       {.services = {spreadObject("svc", "foo=bar")}}},
       {"system defaults are soft only",
-       makePod("p").label("foo", "bar").controller("ReplicaSet", "rs-1"),
+       makePod("p").label("foo", "bar"),
        fourNodes(),
        {},
        systemArgs(),
-       {}},
+       {},
+       {.services = {spreadObject("svc", "foo=bar")}}},
       // Ours: what a default constraint counts.
-      {"default constraints count pods of the same controller in the namespace",
-       makePod("p").controller("ReplicaSet", "web"),
+      {"default constraints count the pods of the pod's Service and ReplicaSet",
+       makePod("p").label("app", "web").label("pod-template-hash", "h1"),
        fourNodes(),
-       {makePod("w-1").node("node-a").controller("ReplicaSet", "web"),
-        makePod("w-2").node("node-a").controller("ReplicaSet", "web"),
-        makePod("other-rs").node("node-x").controller("ReplicaSet", "api"),
-        makePod("other-kind").node("node-y").controller("StatefulSet", "web"),
-        makePod("other-ns").ns("ns1").node("node-y").controller("ReplicaSet", "web"),
-        makePod("gone").node("node-b").controller("ReplicaSet", "web").terminating()},
+       {makePod("w-1").node("node-a").label("app", "web").label("pod-template-hash", "h1"),
+        makePod("w-2").node("node-a").label("app", "web").label("pod-template-hash", "h1"),
+        makePod("old-revision").node("node-x").label("app", "web").label("pod-template-hash", "h0"),
+        makePod("other-app").node("node-y").label("app", "api").label("pod-template-hash", "h1"),
+        makePod("other-ns")
+            .ns("ns1")
+            .node("node-y")
+            .label("app", "web")
+            .label("pod-template-hash", "h1"),
+        makePod("gone")
+            .node("node-b")
+            .label("app", "web")
+            .label("pod-template-hash", "h1")
+            .terminating()},
        listArgs({{1, "zone", kDoNotSchedule}}),
+       // The Service's set, then the ReplicaSet's requirements added (app=web twice, as upstream).
        {{1,
          "zone",
-         std::nullopt,
+         sel("app=web,app=web,pod-template-hash=h1"),
          {{"zone2", 0}, {"zone1", 2}},
-         {{"zone1", 2}, {"zone2", 0}},
-         {"ReplicaSet", "web"}}}},
+         {{"zone1", 2}, {"zone2", 0}}}},
+       {.services = {spreadObject("web", "app=web")},
+        .replica_sets = {spreadObject("web-h1", "app=web,pod-template-hash=h1"),
+                         spreadObject("web-h0", "app=web,pod-template-hash=h0")}}},
+      {"default constraints and a pod nothing selects",
+       makePod("p").label("app", "web"),
+       fourNodes(),
+       {},
+       listArgs({{1, "zone", kDoNotSchedule}}),
+       {},
+       {.services = {spreadObject("web", "app=web", "ns1")},
+        .replica_sets = {spreadObject("web-h1", "app=web,pod-template-hash=h1")}}},
       // 1.20 registers only the domains of nodes passing the pod's node affinity, then counts
       // every node in those domains: node-x's pods still count towards zone2.
       {"pods on a node the affinity excludes count in a domain another node opens",
@@ -260,6 +276,7 @@ TEST_CASE("PreFilter state matches kube-scheduler's table", "[podtopologyspread]
   for (const auto& tc : preFilterCases()) {
     SECTION(tc.name) {
       FakeHandle handle(tc.nodes, tc.existing);
+      addSpreadingObjects(handle, tc.objects);
       PodTopologySpread plugin(tc.args, handle);
       CycleState state;
       const Status pre = plugin.preFilter(state, tc.pod);
@@ -366,8 +383,7 @@ std::vector<UpdateCase> addPodCases() {
          "node",
          sel("bar"),
          {{"node-a", 0}, {"node-b", 1}},
-         {{"node-a", 0}, {"node-b", 1}, {"node-x", 2}},
-         {}}}},
+         {{"node-a", 0}, {"node-b", 1}, {"node-x", 2}}}}},
       {"Constraints hold different labelSelectors and node a impacts both zone and node",
        fooBar,
        makePod("p-a1").node("node-a").label("foo", "").label("bar", ""),
@@ -381,8 +397,7 @@ std::vector<UpdateCase> addPodCases() {
          "node",
          sel("bar"),
          {{"node-a", 1}, {"node-b", 1}},
-         {{"node-a", 1}, {"node-b", 1}, {"node-x", 2}},
-         {}}}},
+         {{"node-a", 1}, {"node-b", 1}, {"node-x", 2}}}}},
       // Ours: 1.20 dereferences a missing counter for a node the pod's affinity rules out.
       {"a node outside the pod's node affinity changes nothing",
        makePod("p")

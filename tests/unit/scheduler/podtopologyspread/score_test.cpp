@@ -1,11 +1,10 @@
-// kube-scheduler 1.20's TestPreScoreStateEmptyNodes and TestPodTopologySpreadScore, default
-// constraints selecting by controller (our rule), plus the fast path and the missing-state error.
+// kube-scheduler 1.20's TestPreScoreStateEmptyNodes (default constraints selecting by the pod's
+// ReplicaSet) and TestPodTopologySpreadScore, plus the fast path and the missing-state error.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,9 +45,9 @@ const PreScoreState& preScoreState(const CycleState& state) {
 struct WantScoreConstraint {
   std::int32_t max_skew = 1;
   std::string topology_key;
-  std::optional<koord::kube::Selector> selector;  // nullopt: by the pod's controller
-  std::map<std::string, std::int64_t> counts;     // by node name for hostname constraints
-  std::size_t domains = 0;                        // the weight is log(domains + 2)
+  koord::kube::Selector selector;              // for a default one, the pod's DefaultSelector
+  std::map<std::string, std::int64_t> counts;  // by node name for hostname constraints
+  std::size_t domains = 0;                     // the weight is log(domains + 2)
 };
 
 struct PreScoreCase {
@@ -58,6 +57,7 @@ struct PreScoreCase {
   std::shared_ptr<const PodTopologySpreadArgs> args;
   std::vector<WantScoreConstraint> want;  // empty: the empty state
   std::size_t ignored = 0;
+  SpreadingObjects objects = {};
 };
 
 std::vector<PreScoreCase> preScoreCases() {
@@ -84,34 +84,41 @@ std::vector<PreScoreCase> preScoreCases() {
        {{1, "zone", sel("foo"), {{"zone1", 0}}, 1},
         {1, host, sel("bar"), {{"node-a", 0}, {"node-b", 0}}, 2}},
        1},
-      {"system defaults constraints and a controller",
-       makePod("p").label("foo", "tar").label("baz", "sup").controller("ReplicaSet", "rs"),
+      // Upstream's default-constraint cases: the selector is that of the pod's ReplicaSet.
+      {"system defaults constraints and a replica set",
+       makePod("p").label("foo", "tar").label("baz", "sup"),
        {makeNode("node-a", {{host, "node-a"}, {kZone, "mars"}})},
        systemArgs(),
-       {{3, host, std::nullopt, {{"node-a", 0}}, 1}, {5, kZone, std::nullopt, {{"mars", 0}}, 1}}},
-      {"defaults constraints and a controller",
-       makePod("p").label("foo", "tar").label("baz", "sup").controller("ReplicaSet", "rs"),
+       {{3, host, sel("foo"), {{"node-a", 0}}, 1}, {5, kZone, sel("foo"), {{"mars", 0}}, 1}},
+       0,
+       {.replica_sets = {spreadObject("rs", "foo")}}},
+      {"defaults constraints and a replica set",
+       makePod("p").label("foo", "tar").label("baz", "sup"),
        {makeNode("node-a", {{"rack", "rack1"}, {host, "node-a"}, {"planet", "mars"}})},
        listArgs({{1, host, kScheduleAnyway},
                  {2, "rack", kDoNotSchedule},
                  {2, "planet", kScheduleAnyway}}),
-       {{1, host, std::nullopt, {{"node-a", 0}}, 1},
-        {2, "planet", std::nullopt, {{"mars", 0}}, 1}}},
-      {"defaults constraints and a pod without a controller",
+       {{1, host, sel("foo"), {{"node-a", 0}}, 1}, {2, "planet", sel("foo"), {{"mars", 0}}, 1}},
+       0,
+       {.replica_sets = {spreadObject("rs", "foo")}}},
+      {"defaults constraints and a replica set that doesn't match",
        makePod("p").label("foo", "bar").label("baz", "sup"),
        {makeNode("node-a", {{"planet", "mars"}})},
        listArgs({{2, "planet", kScheduleAnyway}}),
-       {}},
-      {"defaults constraints and a controller but pod has constraints",
+       {},
+       0,
+       {.replica_sets = {spreadObject("rs", "tar")}}},
+      {"defaults constraints and a replica set but pod has constraints",
        makePod("p")
            .label("foo", "bar")
            .label("baz", "sup")
-           .controller("ReplicaSet", "rs")
            .spread(1, "zone", kDoNotSchedule, sel("foo=bar"))
            .spread(2, "planet", kScheduleAnyway, sel("baz=sup")),
        {makeNode("node-a", {{"planet", "mars"}, {"galaxy", "andromeda"}})},
        listArgs({{2, "galaxy", kScheduleAnyway}}),
-       {{2, "planet", sel("baz=sup"), {{"mars", 0}}, 1}}},
+       {{2, "planet", sel("baz=sup"), {{"mars", 0}}, 1}},
+       0,
+       {.replica_sets = {spreadObject("rs", "foo")}}},
   };
 }
 
@@ -125,12 +132,7 @@ void checkPreScoreState(const PreScoreState& got, const PreScoreCase& tc) {
     const auto& want = tc.want[i];
     CHECK(c.max_skew == want.max_skew);
     CHECK(c.topology_key == want.topology_key);
-    if (want.selector) {
-      CHECK(c.selector == *want.selector);
-    } else {
-      CHECK(c.controller_kind == "ReplicaSet");
-      CHECK(c.controller_name == "rs");
-    }
+    CHECK(c.selector == want.selector);
     std::map<std::string, std::int64_t> counts;
     got.counts[i].forEach([&](std::string_view v, std::int64_t n) { counts[std::string(v)] = n; });
     CHECK(counts == want.counts);
@@ -143,6 +145,7 @@ TEST_CASE("PreScore state matches kube-scheduler's table", "[podtopologyspread][
   for (const auto& tc : preScoreCases()) {
     SECTION(tc.name) {
       FakeHandle handle(tc.nodes, {});
+      addSpreadingObjects(handle, tc.objects);
       PodTopologySpread plugin(tc.args, handle);
       CycleState state;
       const Status pre = plugin.preScore(state, tc.pod, handle.nodes());
@@ -367,18 +370,20 @@ TEST_CASE("Score and NormalizeScore as kube-scheduler's table", "[podtopologyspr
   }
 }
 
-TEST_CASE("system default constraints score a controller's pods", "[podtopologyspread][score]") {
+TEST_CASE("system default constraints score the pods of the pod's service",
+          "[podtopologyspread][score]") {
   const std::string host(kHostname);
   auto node = [&](std::string name, std::string zone) {
     return makeNode(name, {{host, name}, {kZone, std::move(zone)}});
   };
+  auto web = [](std::string name) { return makePod(std::move(name)).label("app", "web"); };
   const Nodes nodes{node("node-a", "zone1"), node("node-b", "zone1"), node("node-x", "zone2")};
-  FakeHandle handle(nodes, {makePod("w-1").node("node-a").controller("ReplicaSet", "web"),
-                            makePod("w-2").node("node-a").controller("ReplicaSet", "web"),
-                            makePod("w-3").node("node-x").controller("ReplicaSet", "web"),
-                            makePod("o-1").node("node-b").controller("ReplicaSet", "api")});
+  FakeHandle handle(
+      nodes, {web("w-1").node("node-a"), web("w-2").node("node-a"), web("w-3").node("node-x"),
+              makePod("o-1").node("node-b").label("app", "api")});
+  addSpreadingObjects(handle, {.services = {spreadObject("web", "app=web")}});
   PodTopologySpread plugin(systemArgs(), handle);
-  const PodInfo pod = makePod("w-4").controller("ReplicaSet", "web");
+  const PodInfo pod = web("w-4");
   CycleState state;
   REQUIRE(plugin.preScore(state, pod, handle.nodes()).ok());
   // hostname (maxSkew 3, weight ln 5) and zone (maxSkew 5, weight ln 4, zone1 2 / zone2 1):
@@ -389,9 +394,10 @@ TEST_CASE("system default constraints score a controller's pods", "[podtopologys
 TEST_CASE("nodes lacking a system default key score 0", "[podtopologyspread][score]") {
   const std::string host(kHostname);
   const Nodes nodes{makeNode("node-a", {{host, "node-a"}}), makeNode("node-b", {{host, "node-b"}})};
-  FakeHandle handle(nodes, {makePod("w-1").node("node-a").controller("ReplicaSet", "web")});
+  FakeHandle handle(nodes, {makePod("w-1").node("node-a").label("app", "web")});
+  addSpreadingObjects(handle, {.services = {spreadObject("web", "app=web")}});
   PodTopologySpread plugin(systemArgs(), handle);
-  const PodInfo pod = makePod("w-2").controller("ReplicaSet", "web");
+  const PodInfo pod = makePod("w-2").label("app", "web");
   CycleState state;
   REQUIRE(plugin.preScore(state, pod, handle.nodes()).ok());
   CHECK(preScoreState(state).ignored_nodes == 2);
@@ -405,7 +411,7 @@ TEST_CASE("pods without ScheduleAnyway constraints get Skip at PreScore",
   const Nodes nodes{hostNode("node-a"), hostNode("node-b")};
   FakeHandle handle(nodes, {fooPod("p-a1", "node-a"), fooPod("p-a2", "node-a")});
   PodTopologySpread plugin(systemArgs(), handle);
-  SECTION("no constraints and no controller") {
+  SECTION("no constraints and nothing selecting the pod") {
     const PodInfo pod = makePod("p").label("foo", "");
     CycleState state;
     CHECK(plugin.preScore(state, pod, handle.nodes()).isSkip());

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,11 +31,10 @@ struct WantPath {
 struct WantConstraint {
   std::int32_t max_skew = 1;
   std::string topology_key;
-  /// nullopt: a default constraint, counting the pod's controller (checked by want_controller).
-  std::optional<koord::kube::Selector> selector;
+  /// The pod's own selector, or for a default constraint its DefaultSelector.
+  koord::kube::Selector selector;
   std::pair<WantPath, WantPath> paths;
   std::map<std::string, std::int32_t> counts;
-  std::pair<std::string, std::string> want_controller;
 };
 
 /// Empty: the state of a pod without DoNotSchedule constraints.
@@ -68,13 +66,7 @@ inline void checkPreFilterState(const PreFilterState& got, const WantState& want
     const auto& c = (*got.constraints)[i];
     CHECK(c.max_skew == want[i].max_skew);
     CHECK(c.topology_key == want[i].topology_key);
-    if (want[i].selector) {
-      CHECK_FALSE(c.byController());
-      CHECK(c.selector == *want[i].selector);
-    } else {
-      CHECK(c.controller_kind == want[i].want_controller.first);
-      CHECK(c.controller_name == want[i].want_controller.second);
-    }
+    CHECK(c.selector == want[i].selector);
     std::map<std::string, std::int32_t> counts;
     got.counts[i].forEach([&](std::string_view v, std::int32_t n) { counts[std::string(v)] = n; });
     CHECK(counts == want[i].counts);

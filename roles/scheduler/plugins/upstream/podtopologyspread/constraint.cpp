@@ -1,23 +1,30 @@
 #include "plugins/upstream/podtopologyspread/constraint.h"
 
+#include <algorithm>
+
 #include "koord/kube/scheduling_match.h"
 
 namespace koord::roles::scheduler::upstream::podtopologyspread {
 
 std::shared_ptr<const SpreadConstraints> buildConstraints(
     const PodInfo& pod, const std::vector<DefaultSpreadConstraint>& defaults,
-    UnsatisfiableConstraintAction action) {
+    UnsatisfiableConstraintAction action, const helper::SpreadSelectorIndex* selectors) {
   SpreadConstraints out;
   if (!pod.topology_spread_constraints.empty()) {
     for (const auto& c : pod.topology_spread_constraints) {
       if (c.when_unsatisfiable == action)
-        out.push_back({c.max_skew, c.topology_key, c.label_selector, {}, {}});
+        out.push_back({c.max_skew, c.topology_key, c.label_selector});
     }
-  } else if (!pod.controller_kind.empty()) {
-    for (const auto& c : defaults) {
-      if (c.when_unsatisfiable == action)
-        out.push_back({c.max_skew, c.topology_key, kube::Selector{}, pod.controller_kind,
-                       pod.controller_name});
+  } else if (selectors != nullptr &&
+             std::any_of(defaults.begin(), defaults.end(),
+                         [&](const auto& c) { return c.when_unsatisfiable == action; })) {
+    // Looked up once per pod and point, and only when a default constraint would use it.
+    const kube::Selector selector = selectors->defaultSelector(pod);
+    if (!selector.empty()) {
+      for (const auto& c : defaults) {
+        if (c.when_unsatisfiable == action)
+          out.push_back({c.max_skew, c.topology_key, selector});
+      }
     }
   }
   if (out.empty())
@@ -48,16 +55,6 @@ bool topologyValues(const kube::Labels& node_labels, const SpreadConstraints& co
   return all;
 }
 
-namespace {
-
-bool sameSelector(const SpreadConstraint& a, const SpreadConstraint& b) {
-  if (a.byController() || b.byController())
-    return a.controller_kind == b.controller_kind && a.controller_name == b.controller_name;
-  return a.selector == b.selector;
-}
-
-}  // namespace
-
 PodCounter::PodCounter(const SpreadConstraints& constraints, std::string_view ns)
     : constraints_(constraints),
       namespace_(ns),
@@ -66,7 +63,7 @@ PodCounter::PodCounter(const SpreadConstraints& constraints, std::string_view ns
   for (std::size_t i = 0; i < constraints.size(); ++i) {
     same_as_[i] = i;
     for (std::size_t j = 0; j < i; ++j) {
-      if (sameSelector(constraints[j], constraints[i])) {
+      if (constraints[j].selector == constraints[i].selector) {
         same_as_[i] = j;
         break;
       }

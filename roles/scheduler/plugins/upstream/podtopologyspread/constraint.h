@@ -12,6 +12,7 @@
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
 #include "koord/kube/labels.h"
+#include "plugins/upstream/helper/default_selector.h"
 #include "plugins/upstream/podtopologyspread/args.h"
 
 namespace koord::roles::scheduler::upstream::podtopologyspread {
@@ -19,34 +20,22 @@ namespace koord::roles::scheduler::upstream::podtopologyspread {
 struct SpreadConstraint {
   std::int32_t max_skew = 1;
   std::string topology_key;
-  /// The pod's own labelSelector; unused for a default constraint.
+  /// The pod's own labelSelector; for a default constraint, the pod's DefaultSelector.
   kube::Selector selector;
-  /// Set for a default constraint: it counts the pods of this controller instead (see
-  /// buildConstraints for why).
-  std::string controller_kind;
-  std::string controller_name;
 
-  bool byController() const { return !controller_kind.empty(); }
-  bool matches(const PodInfo& pod) const {
-    if (byController())
-      return pod.controller_kind == controller_kind && pod.controller_name == controller_name;
-    return selector.matches(pod.labels);
-  }
+  bool matches(const PodInfo& pod) const { return selector.matches(pod.labels); }
 };
 
 using SpreadConstraints = std::vector<SpreadConstraint>;
 
 /// The pod's constraints with `action`; when the pod states none at all, the default ones with
-/// `action`. Null when there are none: the caller's fast path.
-///
-/// Deviation from upstream: kube-scheduler selects a default constraint's pods with the merged
-/// selectors of the Services, ReplicationControllers, ReplicaSets and StatefulSets that select
-/// the pod, and applies nothing when none does. Without those informers, a default constraint
-/// here counts the pods of the same namespace owned by the same controller (kind and name), and
-/// applies only to pods that have a controller.
+/// `action`, each selecting the pods of helper::DefaultSelector(pod) (the Services, RCs,
+/// ReplicaSets and StatefulSets that select the pod), none when that selector is empty (nothing
+/// selects the pod, or `selectors` is null). Null when there are none: the caller's fast path.
+/// The default selector is computed only when default constraints with `action` exist.
 std::shared_ptr<const SpreadConstraints> buildConstraints(
     const PodInfo& pod, const std::vector<DefaultSpreadConstraint>& defaults,
-    UnsatisfiableConstraintAction action);
+    UnsatisfiableConstraintAction action, const helper::SpreadSelectorIndex* selectors);
 
 /// Whether the node carries every constraint's topology key.
 bool nodeHasAllKeys(const kube::Labels& node_labels, const SpreadConstraints& constraints);
@@ -93,11 +82,11 @@ class PodCounter {
  private:
   static constexpr std::size_t kPrefetchAhead = 4;
 
-  /// The lines add() reads first: the namespace and the flags and owner after the labels.
+  /// The lines add() reads first: the namespace, the labels' root and the flags after them.
   static void prefetch(const PodInfo& p) {
     __builtin_prefetch(&p.namespace_);
+    __builtin_prefetch(&p.labels);
     __builtin_prefetch(&p.terminating);
-    __builtin_prefetch(&p.controller_name);
   }
 
   const SpreadConstraints& constraints_;

@@ -53,9 +53,11 @@ void PreFilterState::updateWithPod(const PodInfo& updated, const PodInfo& preemp
 
 PreFilterState computePreFilterState(const PodInfo& pod,
                                      const std::vector<DefaultSpreadConstraint>& defaults,
+                                     const helper::SpreadSelectorIndex* selectors,
                                      const std::vector<std::shared_ptr<const NodeInfo>>& nodes) {
   PreFilterState s;
-  s.constraints = buildConstraints(pod, defaults, UnsatisfiableConstraintAction::kDoNotSchedule);
+  s.constraints =
+      buildConstraints(pod, defaults, UnsatisfiableConstraintAction::kDoNotSchedule, selectors);
   if (!s.constraints)
     return s;
   const SpreadConstraints& constraints = *s.constraints;

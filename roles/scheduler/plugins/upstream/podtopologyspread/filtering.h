@@ -56,9 +56,11 @@ class PreFilterState final : public StateData {
                      std::int32_t delta);
 };
 
-/// The state for `pod` over every node of the snapshot, with kube-scheduler 1.20's rules.
+/// The state for `pod` over every node of the snapshot, with kube-scheduler 1.20's rules;
+/// default constraints select by `selectors` (none apply when it is null).
 PreFilterState computePreFilterState(const PodInfo& pod,
                                      const std::vector<DefaultSpreadConstraint>& defaults,
+                                     const helper::SpreadSelectorIndex* selectors,
                                      const std::vector<std::shared_ptr<const NodeInfo>>& nodes);
 
 /// The verdict for one node; allocates nothing unless the node fails.

@@ -26,14 +26,19 @@ Status missingState(std::string_view key, bool pre_score) {
 PodTopologySpread::PodTopologySpread(std::shared_ptr<const PodTopologySpreadArgs> args,
                                      const FrameworkHandle& handle)
     : args_(args ? std::move(args) : std::make_shared<const PodTopologySpreadArgs>()),
-      handle_(handle) {}
+      handle_(handle) {
+  if (!args_->effectiveDefaults().empty()) {
+    selectors_ = std::make_unique<helper::SpreadSelectorIndex>(
+        helper::SpreadSelectorIndex::sourcesOf(handle.cluster()));
+  }
+}
 
 Status PodTopologySpread::preFilter(CycleState& state, const PodInfo& pod) {
   // Pods without DoNotSchedule constraints skip the snapshot walk (buildConstraints answers
   // null before any node is looked at) and the plugin's Filter, which would pass every node,
   // and AddPod/RemovePod, which would change nothing (later upstream's Skip).
-  auto s = std::make_unique<pts::PreFilterState>(
-      pts::computePreFilterState(pod, args_->effectiveDefaults(), handle_.snapshot().nodes()));
+  auto s = std::make_unique<pts::PreFilterState>(pts::computePreFilterState(
+      pod, args_->effectiveDefaults(), selectors_.get(), handle_.snapshot().nodes()));
   if (s->empty())
     return Status::skip();
   state.write(pts::kPreFilterState, std::move(s));
@@ -78,7 +83,7 @@ Status PodTopologySpread::preScore(CycleState& state, const PodInfo& pod,
   if (nodes.empty() || all.empty())
     return Status::success();
   auto s = std::make_unique<pts::PreScoreState>(
-      pts::computePreScoreState(pod, args_->effectiveDefaults(), nodes, all));
+      pts::computePreScoreState(pod, args_->effectiveDefaults(), selectors_.get(), nodes, all));
   // Without ScheduleAnyway constraints every node would score 0 and normalise to the same
   // maximum: leaving the plugin out changes no placement (later upstream's Skip).
   if (s->empty())

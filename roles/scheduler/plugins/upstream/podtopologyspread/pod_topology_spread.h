@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/plugin.h"
+#include "plugins/upstream/helper/default_selector.h"
 #include "plugins/upstream/podtopologyspread/args.h"
 
 namespace koord::roles::scheduler {
@@ -24,7 +25,9 @@ inline constexpr std::string_view kErrReasonNodeLabelNotMatch =
 
 /// PreFilter and PreScore count over the handle's snapshot once per pod; Filter and Score read
 /// only what they wrote. A pod without constraints (and no default ones applying) gets Skip at
-/// both points and costs nothing per node.
+/// both points and costs nothing per node. Default constraints select the pods of the pod's
+/// Services, RCs, ReplicaSets and StatefulSets (helper::DefaultSelector), read from the
+/// handle's ClusterView when the plugin is built; a view without those sources applies none.
 class PodTopologySpread final : public PreFilterPlugin,
                                 public PreFilterExtensions,
                                 public FilterPlugin,
@@ -60,6 +63,8 @@ class PodTopologySpread final : public PreFilterPlugin,
 
   std::shared_ptr<const PodTopologySpreadArgs> args_;
   const FrameworkHandle& handle_;
+  /// Null without default constraints (upstream reads the listers only then).
+  std::unique_ptr<helper::SpreadSelectorIndex> selectors_;
 };
 
 }  // namespace koord::roles::scheduler::upstream

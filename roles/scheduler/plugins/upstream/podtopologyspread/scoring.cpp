@@ -14,10 +14,12 @@ double topologyNormalizingWeight(std::size_t size) {
 
 PreScoreState computePreScoreState(const PodInfo& pod,
                                    const std::vector<DefaultSpreadConstraint>& defaults,
+                                   const helper::SpreadSelectorIndex* selectors,
                                    const std::vector<const NodeInfo*>& candidates,
                                    const std::vector<std::shared_ptr<const NodeInfo>>& all_nodes) {
   PreScoreState s;
-  s.constraints = buildConstraints(pod, defaults, UnsatisfiableConstraintAction::kScheduleAnyway);
+  s.constraints =
+      buildConstraints(pod, defaults, UnsatisfiableConstraintAction::kScheduleAnyway, selectors);
   if (!s.constraints)
     return s;
   const SpreadConstraints& constraints = *s.constraints;

@@ -43,8 +43,10 @@ class PreScoreState final : public StateData {
 /// kube-scheduler's topologyNormalizingWeight.
 double topologyNormalizingWeight(std::size_t size);
 
+/// Default constraints select by `selectors` (none apply when it is null).
 PreScoreState computePreScoreState(const PodInfo& pod,
                                    const std::vector<DefaultSpreadConstraint>& defaults,
+                                   const helper::SpreadSelectorIndex* selectors,
                                    const std::vector<const NodeInfo*>& candidates,
                                    const std::vector<std::shared_ptr<const NodeInfo>>& all_nodes);
 

@@ -2,6 +2,8 @@
 // the interface the runtime codes against; the HTTP client behind it is http_extenders.h's.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,10 +14,21 @@
 
 namespace koord::roles::scheduler {
 
+class Snapshot;
+
+/// A node preemption could free and the pods it would evict there (kube-scheduler's
+/// extenderv1.Victims under the node's name).
+struct PreemptionCandidate {
+  std::string node;
+  std::vector<std::shared_ptr<const PodInfo>> victims;
+  std::int64_t num_pdb_violations = 0;
+};
+
 /// The configured extenders together, in configuration order. An extender only sees pods it is
 /// interested in: those requesting (or limiting) one of its managed resources, every pod when it
-/// manages none. filter and prioritize block the calling thread (the scheduling thread, as
-/// kube-scheduler's cycle waits on them) for at most each extender's httpTimeout.
+/// manages none. filter, prioritize and processPreemption block the calling thread (the
+/// scheduling thread, as kube-scheduler's cycle waits on them) for at most each extender's
+/// httpTimeout.
 class Extenders {
  public:
   virtual ~Extenders() = default;
@@ -40,6 +53,18 @@ class Extenders {
   /// That extender's bind call; `done` runs once, on another thread, with an error status when
   /// the call failed or the extender answered an "Error".
   virtual void bind(const PodInfo& pod, const std::string& node, StatusCallback done) = 0;
+
+  /// Whether an interested extender has a preempt verb (DefaultPreemption then asks them).
+  virtual bool preemptsFor(const PodInfo& pod) const = 0;
+  /// kube-scheduler's CallExtenders, between finding the candidates and picking one: each
+  /// interested extender with a preempt verb, in order, is sent the candidates and answers with
+  /// the nodes and victims it allows, which replace `candidates` for the next one; an answer
+  /// with none ends the round (no candidate is left). The answer's nodes and victims (by UID)
+  /// are looked up in `snapshot`: a node it lacks, or a UID not among that node's pods, is the
+  /// extender's error. An ignorable extender's failure is logged and skipped; a required one's
+  /// is the kError status returned, `candidates` as the previous extender left them.
+  virtual Status processPreemption(const PodInfo& pod, const Snapshot& snapshot,
+                                   std::vector<PreemptionCandidate>& candidates) = 0;
 };
 
 }  // namespace koord::roles::scheduler

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "framework/snapshot.h"
 #include "koord/kube/json_fields.h"
 #include "koord/kube/quantity.h"
 
@@ -334,6 +336,123 @@ Expected<std::string> parseBindingResult(std::string_view body) {
   if (!e->is_string())
     return answerError("Error", "string", *e);
   return std::string(e->get_string());
+}
+
+std::string preemptionArgs(std::string_view pod_json,
+                           const std::vector<PreemptionCandidate>& candidates,
+                           bool node_cache_capable) {
+  json::object victims_by_node;
+  victims_by_node.reserve(candidates.size());
+  for (const PreemptionCandidate& c : candidates) {
+    json::array pods;
+    pods.reserve(c.victims.size());
+    for (const auto& v : c.victims) {
+      if (node_cache_capable)
+        pods.push_back(json::object{{"UID", v->uid}});
+      else
+        pods.push_back(podFromProjection(*v));
+    }
+    victims_by_node[c.node] =
+        json::object{{"Pods", std::move(pods)}, {"NumPDBViolations", c.num_pdb_violations}};
+  }
+  std::string out = "{\"Pod\":";
+  out += pod_json;
+  const std::string victims = json::serialize(victims_by_node);
+  if (node_cache_capable) {
+    out += ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":";
+    out += victims;
+  } else {
+    out += ",\"NodeNameToVictims\":";
+    out += victims;
+    out += ",\"NodeNameToMetaVictims\":null";
+  }
+  out += '}';
+  return out;
+}
+
+Expected<std::vector<PreemptionCandidate>> parsePreemptionResult(
+    std::string_view body, const Snapshot& snapshot, const std::vector<PreemptionCandidate>& sent,
+    std::string_view extender) {
+  auto parsed = parseAnswer(body);
+  if (!parsed)
+    return parsed.error();
+  std::vector<PreemptionCandidate> out;
+  if (parsed->is_null())
+    return out;
+  if (!parsed->is_object())
+    return answerError("", "an ExtenderPreemptionResult object", *parsed);
+  const json::value* by_node = member(parsed->get_object(), "NodeNameToMetaVictims");
+  if (by_node == nullptr)
+    return out;
+  if (!by_node->is_object())
+    return answerError("NodeNameToMetaVictims", "object", *by_node);
+  // Every node named must be in the snapshot, so the answer holds at most its nodes.
+  std::unordered_set<std::string_view> seen_nodes;
+  for (const auto& kv : by_node->get_object()) {
+    const std::string_view node(kv.key().data(), kv.key().size());
+    const std::string path = jf::childPath("NodeNameToMetaVictims", node);
+    if (!seen_nodes.insert(node).second)
+      continue;
+    if (!kv.value().is_object())
+      return answerError(path, "object", kv.value());
+    const NodeInfo* info = snapshot.get(node);
+    if (info == nullptr || !info->node)
+      return kube::makeKubeError(fmt::format("nodeinfo not found for node name {:?}", node));
+    const json::object& meta = kv.value().get_object();
+    PreemptionCandidate c;
+    c.node = std::string(node);
+    if (const json::value* pods = member(meta, "Pods")) {
+      if (!pods->is_array())
+        return answerError(path + ".Pods", "array", *pods);
+      std::unordered_map<std::string_view, const std::shared_ptr<const PodInfo>*> on_node;
+      on_node.reserve(info->pods.size());
+      for (const auto& p : info->pods)
+        on_node.emplace(p->uid, &p);
+      std::unordered_set<std::string_view> seen_uids;
+      for (std::size_t i = 0; i < pods->get_array().size(); ++i) {
+        const std::string pod_path = jf::indexPath(path + ".Pods", i);
+        const json::value& item = pods->get_array()[i];
+        if (!item.is_object())
+          return answerError(pod_path, "object", item);
+        std::string_view uid;
+        if (const json::value* u = member(item.get_object(), "UID")) {
+          if (!u->is_string())
+            return answerError(pod_path + ".UID", "string", *u);
+          uid = std::string_view(u->get_string().data(), u->get_string().size());
+        }
+        auto it = on_node.find(uid);
+        if (it == on_node.end())
+          return kube::makeKubeError(
+              fmt::format("extender: {} claims to preempt pod (UID: {}) on node: {}, but the pod "
+                          "is not found on that node",
+                          extender, uid, node));
+        if (seen_uids.insert(uid).second)
+          c.victims.push_back(*it->second);
+      }
+    }
+    if (const json::value* n = member(meta, "NumPDBViolations")) {
+      auto v = jf::intValue(*n, path + ".NumPDBViolations");
+      if (!v)
+        return kube::makeKubeError("malformed answer: " + v.error().message);
+      c.num_pdb_violations =
+          std::clamp<std::int64_t>(*v, 0, static_cast<std::int64_t>(c.victims.size()));
+    }
+    out.push_back(std::move(c));
+  }
+  // The candidates' own order (the dry run's: nodes without PDB violations first), so that the
+  // pick's last tie-break does not depend on how the extender ordered its map.
+  std::unordered_map<std::string_view, std::size_t> rank;
+  rank.reserve(sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i)
+    rank.emplace(sent[i].node, i);
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    auto ra = rank.find(a.node);
+    auto rb = rank.find(b.node);
+    const std::size_t ia = ra == rank.end() ? sent.size() : ra->second;
+    const std::size_t ib = rb == rank.end() ? sent.size() : rb->second;
+    return ia < ib;
+  });
+  return out;
 }
 
 }  // namespace koord::roles::scheduler::extender

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/extender.h"
 #include "framework/node_info.h"
 #include "framework/pod_info.h"
 #include "koord/kube/error.h"
@@ -68,5 +69,28 @@ kube::Expected<std::vector<std::pair<std::size_t, std::int64_t>>> parseHostPrior
 
 /// An ExtenderBindingResult's "Error" ("" when it bound the pod).
 kube::Expected<std::string> parseBindingResult(std::string_view body);
+
+/// ExtenderPreemptionArgs: {"Pod": <pod_json>, "NodeNameToVictims": ..., "NodeNameToMetaVictims":
+/// ...}, one of the two null. An extender that caches nodes gets MetaVictims, {"Pods": [{"UID"}],
+/// "NumPDBViolations"}; any other gets Victims, {"Pods": [<pod>...], "NumPDBViolations"}, with
+/// each victim rebuilt from its projection (podFromProjection): fetching every victim of every
+/// candidate from the API server would make one preemption hundreds of blocking GETs, while the
+/// projection costs nothing and keeps what identifies the pod (uid, names, node, priority,
+/// labels, requests).
+std::string preemptionArgs(std::string_view pod_json,
+                           const std::vector<PreemptionCandidate>& candidates,
+                           bool node_cache_capable);
+
+/// An ExtenderPreemptionResult's NodeNameToMetaVictims ({node: {"Pods": [{"UID"}],
+/// "NumPDBViolations"}}) mapped onto `snapshot`: each node must be one of its nodes ("nodeinfo
+/// not found for node name ...") and each UID one of that node's pods (kube-scheduler's
+/// "extender: <url> claims to preempt pod (UID: ...) on node: ..., but the pod is not found on
+/// that node"). The candidates come in the order of `sent` (nodes the answer adds after them, in
+/// the answer's order); a node or UID named twice counts once. NumPDBViolations is kept, clamped
+/// into [0, the node's victims], as kube-scheduler does since 1.23 (1.20 dropped it to 0, in
+/// both directions). No NodeNameToMetaVictims (or a null answer) is no candidate.
+kube::Expected<std::vector<PreemptionCandidate>> parsePreemptionResult(
+    std::string_view body, const Snapshot& snapshot, const std::vector<PreemptionCandidate>& sent,
+    std::string_view extender);
 
 }  // namespace koord::roles::scheduler::extender

@@ -179,6 +179,21 @@ struct HttpExtenders::Impl {
       return kube::makeKubeError(answer->error);
     return answer;
   }
+
+  Expected<std::vector<PreemptionCandidate>> callPreempt(
+      const Entry& e, const PodInfo& pod, const Snapshot& snapshot,
+      const std::vector<PreemptionCandidate>& candidates) {
+    auto pod_text = podJson(pod);
+    if (!pod_text)
+      return pod_text.error();
+    const std::string& verb = e.config.preempt_verb;
+    auto r = e.client->sendSync(e.request(
+        verb, extender::preemptionArgs(*pod_text, candidates, e.config.node_cache_capable)));
+    auto body = answerBody(e, verb, r);
+    if (!body)
+      return body.error();
+    return extender::parsePreemptionResult(*body, snapshot, candidates, e.config.url_prefix);
+  }
 };
 
 HttpExtenders::HttpExtenders(const std::vector<config::Extender>& extenders,
@@ -198,11 +213,6 @@ HttpExtenders::HttpExtenders(const std::vector<config::Extender>& extenders,
       throw std::invalid_argument(
           fmt::format("extenders[{}] ({}): {}", i, c.url_prefix, ex.what()));
     }
-    if (!c.preempt_verb.empty())
-      KOORD_LOG_WARNING(
-          "scheduler: extenders[{}] ({}) preemptVerb {:?} is accepted but not used: preemption "
-          "does not consult extenders",
-          i, c.url_prefix, c.preempt_verb);
     impl_->entries.push_back(std::move(e));
   }
   impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
@@ -330,6 +340,34 @@ bool HttpExtenders::bindsPod(const PodInfo& pod) const {
       return true;
   }
   return false;
+}
+
+bool HttpExtenders::preemptsFor(const PodInfo& pod) const {
+  for (std::size_t i = 0; i < impl_->entries.size(); ++i) {
+    if (!impl_->entries[i].config.preempt_verb.empty() && interested(i, pod))
+      return true;
+  }
+  return false;
+}
+
+Status HttpExtenders::processPreemption(const PodInfo& pod, const Snapshot& snapshot,
+                                        std::vector<PreemptionCandidate>& candidates) {
+  for (std::size_t i = 0; i < impl_->entries.size() && !candidates.empty(); ++i) {
+    const Entry& e = impl_->entries[i];
+    if (e.config.preempt_verb.empty() || !interested(i, pod))
+      continue;
+    auto answer = impl_->callPreempt(e, pod, snapshot, candidates);
+    if (!answer) {
+      if (e.config.ignorable) {
+        KOORD_LOG_WARNING("scheduler: skipping ignorable extender {} in preemption for {}: {}",
+                          e.config.url_prefix, pod.key(), answer.error().message);
+        continue;
+      }
+      return Status::error(answer.error().message);
+    }
+    candidates = std::move(*answer);
+  }
+  return Status::success();
 }
 
 void HttpExtenders::bind(const PodInfo& pod, const std::string& node, StatusCallback done) {

@@ -18,12 +18,13 @@ namespace koord::roles::scheduler {
 /// What an extender is sent as the pod. Extenders read the whole object (labels, annotations,
 /// each container's resources), and the PodInfo projection keeps only what plugins read, so the
 /// pod is fetched from the API server (`fetch_pod`, a blocking GET) once per cycle in which an
-/// interested extender has a filter or prioritize verb, and kept while its resourceVersion stays
-/// the same (a retried pod is not fetched again). A fetch that fails is that extender call's
-/// failure. A Reservation's stand-in, or every pod without `fetch_pod`, is sent as rebuilt from
-/// the projection (extender_json.h). Nodes, when the extender does not cache them, are always
-/// rebuilt from the Node projection: fetching thousands per cycle would cost more than the
-/// scheduling.
+/// interested extender has a filter, prioritize or preempt verb, and kept while its
+/// resourceVersion stays the same (a retried pod is not fetched again; preemption reuses the
+/// filter's). A fetch that fails is that extender call's failure. A Reservation's stand-in, or
+/// every pod without `fetch_pod`, is sent as rebuilt from the projection (extender_json.h).
+/// Nodes, when the extender does not cache them, are always rebuilt from the Node projection:
+/// fetching thousands per cycle would cost more than the scheduling. So are preemption's
+/// victims, for the same reason: a preemption may name hundreds of them.
 struct HttpExtendersOptions {
   std::function<kube::Expected<boost::json::value>(const PodInfo&)> fetch_pod;
 };
@@ -33,7 +34,7 @@ class HttpExtenders final : public Extenders {
   /// One HTTP client per extender with its TLS settings (tlsConfig; with enableHTTPS and no CA,
   /// the certificate is not verified, as kube-scheduler); the URL's scheme decides http or https.
   /// Throws std::invalid_argument naming "extenders[i]" when a certificate or key cannot be
-  /// loaded. Logs, once each, the preemptVerbs it accepts without using.
+  /// loaded.
   HttpExtenders(const std::vector<config::Extender>& extenders, HttpExtendersOptions options);
   /// Waits for calls in flight (each ends by its httpTimeout); their callbacks still run.
   ~HttpExtenders() override;
@@ -46,6 +47,9 @@ class HttpExtenders final : public Extenders {
                   std::vector<NodeScore>& scores) override;
   bool bindsPod(const PodInfo& pod) const override;
   void bind(const PodInfo& pod, const std::string& node, StatusCallback done) override;
+  bool preemptsFor(const PodInfo& pod) const override;
+  Status processPreemption(const PodInfo& pod, const Snapshot& snapshot,
+                           std::vector<PreemptionCandidate>& candidates) override;
 
   /// Whether extender `i` handles `pod` (its managed resources; every pod without any).
   bool interested(std::size_t i, const PodInfo& pod) const;

@@ -32,6 +32,7 @@ class Registry;  // koord/core/metrics.h
 namespace koord::roles::scheduler {
 
 class Snapshot;
+class Extenders;  // extender/extender.h
 
 /// A PodDisruptionBudget as preemption reads it.
 struct DisruptionBudget {
@@ -137,6 +138,10 @@ class FrameworkHandle {
   /// The profile's plugins that give NUMA hints (NodeNUMAResource, DeviceShare), in the order
   /// they were built: the topology manager asks each. Empty where none are (table tests).
   virtual std::span<NUMATopologyHintProvider* const> numaHintProviders() const { return {}; }
+  /// The configured scheduler extenders, which preemption consults between finding candidates
+  /// and picking one (kube-scheduler's Handle.Extenders()); null where none are (table tests, a
+  /// configuration without extenders). Calls on it block: the scheduling thread's only.
+  virtual Extenders* extenders() const { return nullptr; }
 };
 
 }  // namespace koord::roles::scheduler

@@ -124,8 +124,10 @@ class Framework final : public FrameworkHandle {
     requeue_ = std::move(requeue);
   }
   /// The configured scheduler extenders (shared by every profile; they outlive the framework);
-  /// null when none. An interested extender with a bind verb binds instead of the Bind plugins.
+  /// null when none. An interested extender with a bind verb binds instead of the Bind plugins;
+  /// DefaultPreemption reaches them through extenders().
   void setExtenders(Extenders* extenders) { extenders_ = extenders; }
+  Extenders* extenders() const override { return extenders_; }
   /// PreBind plugins one after another, then Bind plugins until one does not answer kSkip.
   void runPreBindAndBind(std::shared_ptr<CycleState> state, std::shared_ptr<const PodInfo> pod,
                          std::string node, StatusCallback done);

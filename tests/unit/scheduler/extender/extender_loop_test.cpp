@@ -1,7 +1,8 @@
 // The scheduling loop (Scheduler::scheduleOne over the default plugins) with `extenders` in its
 // configuration and a real extender on loopback: the extender narrows and ranks the nodes, its
-// refusals reach FailedScheduling, a required one that fails is a SchedulerError, and a binder
-// extender binds instead of DefaultBinder.
+// refusals reach FailedScheduling, a required one that fails is a SchedulerError, a binder
+// extender binds instead of DefaultBinder, and a preempting extender decides where preemption
+// evicts.
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
@@ -31,6 +32,7 @@ struct Report {
   std::string pod;
   std::string what;  // "scheduled" or the failure reason
   std::string detail;
+  std::string nominated{};
 };
 
 class RecordingApi final : public SchedulerApi {
@@ -59,14 +61,20 @@ class RecordingApi final : public SchedulerApi {
     reports.push_back({pod.key(), "scheduled", node});
   }
   void reportFailure(const PodInfo& pod, const std::string&, std::string_view reason,
-                     const std::string& message, const std::string&) override {
+                     const std::string& message, const std::string& nominated) override {
     std::lock_guard lock(mu);
-    reports.push_back({pod.key(), std::string(reason), message});
+    reports.push_back({pod.key(), std::string(reason), message, nominated});
+  }
+  kube::Expected<void> deletePod(const PodInfo& pod) const override {
+    std::lock_guard lock(mu);
+    deleted.push_back(pod.key());
+    return {};
   }
 
   mutable std::mutex mu;
   std::map<std::string, std::shared_ptr<const PodInfo>> pods;
   mutable std::vector<std::pair<std::string, std::string>> bindings;
+  mutable std::vector<std::string> deleted;
   std::vector<Report> reports;
 };
 
@@ -237,6 +245,65 @@ TEST_CASE("extender loop: a binder extender's Error refuses the binding", "[exte
   CHECK(f.api.reports[0].what == "SchedulerError");
   CHECK(f.api.reports[0].detail == "binding rejected: quota exceeded");
   CHECK_FALSE(f.scheduler.cache().isAssumedPod("uid-web"));
+}
+
+TEST_CASE("extender loop: a higher-priority pod preempts only where the extender allows",
+          "[extender][loop][preempt]") {
+  FakeExtender server({"/ext/preempt"});
+  server.answer("/ext/preempt",
+                R"({"NodeNameToMetaVictims":{"n2":{"Pods":[{"UID":"uid-low-n2"}]}}})");
+  const std::string config =
+      "- urlPrefix: " + server.url("/ext") + "\n  preemptVerb: preempt\n  nodeCacheCapable: true\n";
+  auto fill = [](Fixture& f) {
+    // Each node is full with one low-priority pod, so any node would do for the dry run.
+    for (const char* n : {"n1", "n2", "n3"}) {
+      auto low = pod(std::string("low-") + n);
+      low->node_name = n;
+      low->requests.milli_cpu = 4000;
+      low->non_zero_requests = low->requests;
+      f.scheduler.onAssignedPodAdd(low);
+    }
+    auto high = pod("high");
+    high->priority = 1000;
+    f.addPending(high);
+  };
+
+  SECTION("the extender's node and victim are preempted") {
+    Fixture f(config);
+    fill(f);
+    REQUIRE(f.scheduler.scheduleOne());
+    CHECK(f.api.bindings.empty());
+    CHECK(f.api.deleted == std::vector<std::string>{"default/low-n2"});
+    REQUIRE(f.api.reports.size() == 1);
+    CHECK(f.api.reports[0].what == "Unschedulable");
+    CHECK(f.api.reports[0].nominated == "n2");
+    // Every candidate was offered, as victims' UIDs.
+    auto calls = server.callsTo("/ext/preempt");
+    REQUIRE(calls.size() == 1);
+    const json::object& offered = calls[0].body.at("NodeNameToMetaVictims").as_object();
+    CHECK(offered.size() == 3);
+    CHECK(offered.at("n1").at("Pods").at(0).at("UID") == "uid-low-n1");
+    CHECK(calls[0].body.at("Pod").at("metadata").at("annotations").at("team") == "search");
+  }
+  SECTION("a required extender's failure nominates nothing and evicts nothing") {
+    server.answer("/ext/preempt", "{}", 500);
+    Fixture f(config);
+    fill(f);
+    REQUIRE(f.scheduler.scheduleOne());
+    CHECK(f.api.deleted.empty());
+    REQUIRE(f.api.reports.size() == 1);
+    CHECK(f.api.reports[0].what == "Unschedulable");
+    CHECK(f.api.reports[0].nominated.empty());
+  }
+  SECTION("an ignorable extender's failure leaves preemption to the plugins") {
+    server.answer("/ext/preempt", "{}", 500);
+    Fixture f(config + "  ignorable: true\n");
+    fill(f);
+    REQUIRE(f.scheduler.scheduleOne());
+    CHECK(f.api.deleted.size() == 1);
+    REQUIRE(f.api.reports.size() == 1);
+    CHECK_FALSE(f.api.reports[0].nominated.empty());
+  }
 }
 
 }  // namespace koord::roles::scheduler

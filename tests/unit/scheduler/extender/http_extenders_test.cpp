@@ -1,6 +1,7 @@
 // HttpExtenders against a real HTTP(S) server on loopback: the bodies kube-scheduler's extender
-// API carries, the answers mapped back onto the nodes (filter, prioritize, bind), which pods an
-// extender is asked about, and what a failing, slow or untrusted extender does to the cycle.
+// API carries, the answers mapped back onto the nodes (filter, prioritize, bind, preempt), which
+// pods an extender is asked about, and what a failing, slow or untrusted extender does to the
+// cycle.
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "extender/extender_json.h"
 #include "extender/http_extenders.h"
 #include "fake_extender.h"
+#include "framework/snapshot.h"
 #include "koord/http/cert.h"
 
 using namespace koord::roles::scheduler;
@@ -447,4 +450,245 @@ TEST_CASE(
       sent.at("spec").at("containers").at(0).at("resources").at("requests");
   CHECK(requests.at("cpu") == "500m");
   CHECK(requests.at("example.com/gpu") == "1");
+}
+
+namespace {
+
+// A snapshot whose nodes carry the named pods (uid "uid-<name>", priority 1), and preemption
+// candidates built from them.
+struct Cluster {
+  Snapshot snapshot;
+  std::map<std::string, std::shared_ptr<const PodInfo>> pods;
+
+  using Layout = std::vector<std::pair<std::string, std::vector<std::string>>>;
+  explicit Cluster(const Layout& layout) {
+    std::vector<std::shared_ptr<const NodeInfo>> infos;
+    for (const auto& [name, pod_names] : layout) {
+      auto node = std::make_shared<Node>();
+      node->name = name;
+      node->allocatable.milli_cpu = 4000;
+      auto info = std::make_shared<NodeInfo>();
+      info->node = node;
+      for (const auto& pod_name : pod_names) {
+        auto p = std::make_shared<PodInfo>(pod(pod_name));
+        p->node_name = name;
+        p->priority = 1;
+        pods[pod_name] = p;
+        info->addPod(p);
+      }
+      infos.push_back(info);
+    }
+    snapshot = Snapshot(std::move(infos));
+  }
+  PreemptionCandidate candidate(const std::string& node, const std::vector<std::string>& victims,
+                                std::int64_t pdb = 0) const {
+    PreemptionCandidate c{node, {}, pdb};
+    for (const auto& v : victims)
+      c.victims.push_back(pods.at(v));
+    return c;
+  }
+};
+
+// "node: victim,victim (pdb n)" per candidate, in order.
+std::vector<std::string> describe(const std::vector<PreemptionCandidate>& candidates) {
+  std::vector<std::string> out;
+  for (const auto& c : candidates) {
+    std::string line = c.node + ":";
+    for (std::size_t i = 0; i < c.victims.size(); ++i)
+      line += (i == 0 ? " " : ",") + c.victims[i]->name;
+    if (c.num_pdb_violations != 0)
+      line += " (pdb " + std::to_string(c.num_pdb_violations) + ")";
+    out.push_back(line);
+  }
+  return out;
+}
+
+config::Extender preempterAt(const std::string& url) {
+  config::Extender e = extenderAt(url);
+  e.filter_verb.clear();
+  e.preempt_verb = "preempt";
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("extenders: preempt narrows the candidates to the extender's nodes and victims",
+          "[extender][preempt]") {
+  FakeExtender server({"/ext/preempt"});
+  // Another order than the candidates', a victim dropped, a PDB count past the victims.
+  server.answer("/ext/preempt", R"({"NodeNameToMetaVictims":{)"
+                                R"("c":{"Pods":[{"UID":"uid-vc1"}],"NumPDBViolations":5},)"
+                                R"("a":{"Pods":[{"UID":"uid-va2"}],"NumPDBViolations":0}}})");
+  HttpExtenders extenders({preempterAt(server.url("/ext"))}, fetching());
+  Cluster cluster({{"a", {"va1", "va2"}}, {"b", {"vb1"}}, {"c", {"vc1"}}});
+  std::vector<PreemptionCandidate> candidates = {cluster.candidate("a", {"va1", "va2"}),
+                                                 cluster.candidate("b", {"vb1"}),
+                                                 cluster.candidate("c", {"vc1"}, 1)};
+  const PodInfo preemptor = pod("high");
+  REQUIRE(extenders.preemptsFor(preemptor));
+  const Status s = extenders.processPreemption(preemptor, cluster.snapshot, candidates);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(describe(candidates) == std::vector<std::string>{"a: va2", "c: vc1 (pdb 1)"});
+  // The victims are the snapshot's own pods, not copies.
+  CHECK(candidates[0].victims[0] == cluster.pods.at("va2"));
+
+  // ExtenderPreemptionArgs: the API's pod, whole victims rebuilt from their projection.
+  auto calls = server.callsTo("/ext/preempt");
+  REQUIRE(calls.size() == 1);
+  const json::object& body = calls[0].body.as_object();
+  CHECK(body.at("Pod").at("metadata").at("annotations").at("from") == "api-server");
+  CHECK(body.at("NodeNameToMetaVictims").is_null());
+  const json::object& victims = body.at("NodeNameToVictims").as_object();
+  REQUIRE(victims.size() == 3);
+  const json::array& on_a = victims.at("a").at("Pods").as_array();
+  REQUIRE(on_a.size() == 2);
+  CHECK(on_a[1].at("metadata").at("uid") == "uid-va2");
+  CHECK(on_a[1].at("metadata").at("name") == "va2");
+  CHECK(on_a[1].at("spec").at("nodeName") == "a");
+  CHECK(on_a[1].at("spec").at("priority").as_int64() == 1);
+  CHECK(victims.at("a").at("NumPDBViolations").as_int64() == 0);
+  CHECK(victims.at("c").at("NumPDBViolations").as_int64() == 1);
+}
+
+TEST_CASE(
+    "extenders: a node-caching extender is sent victims' UIDs and may answer in any case, "
+    "with nodes of the snapshot that were no candidates",
+    "[extender][preempt]") {
+  FakeExtender server({"/ext/preempt"});
+  server.answer("/ext/preempt",
+                R"({"nodeNameToMetaVictims":{"d":{"pods":[{"uid":"uid-vd1"}]},)"
+                R"("b":{"pods":[{"uid":"uid-vb2"},{"uid":"uid-vb1"},{"uid":"uid-vb2"}],)"
+                R"("numPDBViolations":1}}})");
+  auto e = preempterAt(server.url("/ext"));
+  e.node_cache_capable = true;
+  HttpExtenders extenders({e}, fetching());
+  Cluster cluster({{"a", {"va1"}}, {"b", {"vb1", "vb2"}}, {"d", {"vd1"}}});
+  std::vector<PreemptionCandidate> candidates = {cluster.candidate("a", {"va1"}),
+                                                 cluster.candidate("b", {"vb1", "vb2"}, 2)};
+  REQUIRE(extenders.processPreemption(pod("high"), cluster.snapshot, candidates).ok());
+  // The candidates' order first, then what the answer added; a UID named twice counts once.
+  CHECK(describe(candidates) == std::vector<std::string>{"b: vb2,vb1 (pdb 1)", "d: vd1"});
+
+  auto calls = server.callsTo("/ext/preempt");
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].body.at("NodeNameToVictims").is_null());
+  const json::value want =
+      json::parse(R"({"a":{"Pods":[{"UID":"uid-va1"}],"NumPDBViolations":0},)"
+                  R"("b":{"Pods":[{"UID":"uid-vb1"},{"UID":"uid-vb2"}],"NumPDBViolations":2}})");
+  CHECK(calls[0].body.at("NodeNameToMetaVictims") == want);
+}
+
+TEST_CASE(
+    "extenders: a preempt answer naming an unknown node or pod is the extender's error; a "
+    "required one's fails preemption, an ignorable one's keeps the candidates",
+    "[extender][preempt]") {
+  FakeExtender server({"/req/preempt", "/ign/preempt"});
+  Cluster cluster({{"a", {"va1"}}, {"b", {"vb1"}}});
+  const std::vector<PreemptionCandidate> sent = {cluster.candidate("a", {"va1"}),
+                                                 cluster.candidate("b", {"vb1"})};
+  struct Row {
+    int status;
+    std::string body;
+    std::string error;  // "{url}" for the required extender's URL
+  };
+  const Row rows[] = {
+      {200, R"({"NodeNameToMetaVictims":{"zz":{"Pods":[]}}})",
+       "nodeinfo not found for node name \"zz\""},
+      // A pod of the snapshot, but on another node.
+      {200, R"({"NodeNameToMetaVictims":{"a":{"Pods":[{"UID":"uid-vb1"}]}}})",
+       "extender: {url} claims to preempt pod (UID: uid-vb1) on node: a, but the pod is not "
+       "found on that node"},
+      {200, R"({"NodeNameToMetaVictims":{"a":{"Pods":[{}]}}})",
+       "extender: {url} claims to preempt pod (UID: ) on node: a"},
+      {500, "{}", "Failed preempt with extender at URL {url}/preempt, code 500"},
+      {200,
+       R"({"NodeNameToMetaVictims":{"a":{"Pods":[{"UID":"uid-va1"}],)"
+       R"("NumPDBViolations":"1"}}})",
+       "malformed answer: NodeNameToMetaVictims.a.NumPDBViolations: expected integer"},
+      {200, R"({"NodeNameToMetaVictims":["a"]})",
+       "malformed answer: NodeNameToMetaVictims: expected object, got array"},
+      {200, R"({"NodeNameToMetaVictims":)", "malformed answer: "},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.body, row.status);
+    server.answer("/req/preempt", row.body, row.status);
+    server.answer("/ign/preempt", row.body, row.status);
+    const std::string req_url = server.url("/req");
+    std::string want = row.error;
+    for (auto at = want.find("{url}"); at != std::string::npos; at = want.find("{url}"))
+      want.replace(at, 5, req_url);
+
+    auto ignorable = preempterAt(server.url("/ign"));
+    ignorable.ignorable = true;
+    HttpExtenders skip({ignorable}, fetching());
+    std::vector<PreemptionCandidate> candidates = sent;
+    REQUIRE(skip.processPreemption(pod("high"), cluster.snapshot, candidates).ok());
+    CHECK(describe(candidates) == describe(sent));
+
+    HttpExtenders required({preempterAt(req_url)}, fetching());
+    candidates = sent;
+    const Status s = required.processPreemption(pod("high"), cluster.snapshot, candidates);
+    CHECK(s.code() == Code::kError);
+    CHECK_THAT(s.message(), Catch::StartsWith(want));
+  }
+}
+
+TEST_CASE(
+    "extenders: preempt extenders narrow in turn, past an ignorable failure, until one "
+    "leaves no candidate",
+    "[extender][preempt]") {
+  FakeExtender server({"/ign/preempt", "/e1/preempt", "/e2/preempt", "/e3/preempt"});
+  server.answer("/ign/preempt", "{}", 503);
+  server.answer("/e1/preempt", R"({"NodeNameToMetaVictims":{"a":{"Pods":[{"UID":"uid-va1"}]},)"
+                               R"("b":{"Pods":[{"UID":"uid-vb1"}]}}})");
+  server.answer("/e2/preempt", R"({"NodeNameToMetaVictims":{}})");
+  auto ignorable = preempterAt(server.url("/ign"));
+  ignorable.ignorable = true;
+  auto e1 = preempterAt(server.url("/e1"));
+  e1.node_cache_capable = true;
+  auto e2 = preempterAt(server.url("/e2"));
+  auto e3 = preempterAt(server.url("/e3"));
+  HttpExtenders extenders({ignorable, e1, e2, e3}, fetching());
+  Cluster cluster({{"a", {"va1"}}, {"b", {"vb1"}}, {"c", {"vc1"}}});
+  std::vector<PreemptionCandidate> candidates = {cluster.candidate("a", {"va1"}),
+                                                 cluster.candidate("b", {"vb1"}),
+                                                 cluster.candidate("c", {"vc1"})};
+  REQUIRE(extenders.processPreemption(pod("high"), cluster.snapshot, candidates).ok());
+  CHECK(candidates.empty());
+  CHECK(server.callsTo("/ign/preempt").size() == 1);
+  // e2 got what e1 left; e3 is not asked once nothing is left.
+  auto second = server.callsTo("/e2/preempt");
+  REQUIRE(second.size() == 1);
+  CHECK(second[0].body.at("NodeNameToVictims").as_object().size() == 2);
+  CHECK(server.callsTo("/e3/preempt").empty());
+}
+
+TEST_CASE(
+    "extenders: preemption asks only the interested extenders with a preempt verb; with "
+    "none the candidates stay",
+    "[extender][preempt]") {
+  FakeExtender server({"/gpu/preempt", "/filter/filter", "/filter/preempt"});
+  server.answer("/gpu/preempt", R"({"NodeNameToMetaVictims":{}})");
+  auto gpu = preempterAt(server.url("/gpu"));
+  gpu.managed_resources = {{"example.com/gpu", false}};
+  auto filter_only = extenderAt(server.url("/filter"));
+  HttpExtenders extenders({gpu, filter_only}, fetching());
+  Cluster cluster(Cluster::Layout{{"a", {"va1"}}});
+  const std::vector<PreemptionCandidate> sent = {cluster.candidate("a", {"va1"})};
+
+  const PodInfo plain = pod("plain");
+  CHECK_FALSE(extenders.preemptsFor(plain));
+  std::vector<PreemptionCandidate> candidates = sent;
+  REQUIRE(extenders.processPreemption(plain, cluster.snapshot, candidates).ok());
+  CHECK(describe(candidates) == describe(sent));
+  CHECK(server.calls().empty());
+
+  PodInfo gpu_pod = pod("trainer");
+  gpu_pod.requests.setScalar("example.com/gpu", 1);
+  CHECK(extenders.preemptsFor(gpu_pod));
+  REQUIRE(extenders.processPreemption(gpu_pod, cluster.snapshot, candidates).ok());
+  CHECK(candidates.empty());
+  CHECK(server.callsTo("/gpu/preempt").size() == 1);
+  CHECK(server.callsTo("/filter/preempt").empty());
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "extender/extender.h"
 #include "framework/snapshot.h"
 #include "koord/core/log.h"
 #include "plugins/upstream/defaultpreemption/eligibility.h"
@@ -36,6 +37,28 @@ void count(std::map<std::string, std::size_t, std::less<>>& reasons, std::string
     reasons.emplace(std::string(reason), n);
   else
     it->second += n;
+}
+
+// kube-scheduler's CallExtenders: the extenders with a preempt verb narrow the candidates (and
+// may change their victims). The victims come back most important first, as the dry run leaves
+// them, whatever order the extender listed them in.
+Status callExtenders(Extenders& extenders, const PodInfo& pod, const Snapshot& snapshot,
+                     std::vector<Candidate>& candidates, Clock::time_point now) {
+  std::vector<PreemptionCandidate> asked;
+  asked.reserve(candidates.size());
+  for (auto& c : candidates)
+    asked.push_back({std::move(c.node), std::move(c.victims), c.num_pdb_violations});
+  candidates.clear();
+  const Status s = extenders.processPreemption(pod, snapshot, asked);
+  if (!s.ok())
+    return s;
+  candidates.reserve(asked.size());
+  for (auto& c : asked) {
+    std::stable_sort(c.victims.begin(), c.victims.end(),
+                     [now](const auto& a, const auto& b) { return moreImportantPod(*a, *b, now); });
+    candidates.push_back({std::move(c.node), std::move(c.victims), c.num_pdb_violations});
+  }
+  return Status::success();
 }
 
 }  // namespace
@@ -165,6 +188,14 @@ Status DefaultPreemption::postFilter(CycleState& state, const PodInfo& pod,
     for (const auto& [reason, n] : run.reasons)
       count(reasons, reason, n);
     return Status::unschedulable(summary(snapshot.size(), reasons));
+  }
+  if (Extenders* extenders = handle_.extenders();
+      extenders != nullptr && extenders->preemptsFor(pod)) {
+    // A required extender's failure ends the attempt with no nomination, as upstream.
+    if (auto s = callExtenders(*extenders, pod, snapshot, run.candidates, now); !s.ok())
+      return s;
+    if (run.candidates.empty())
+      return Status::unschedulable("preemption: no candidate node for preemption");
   }
   const Candidate& best = run.candidates[pickOneNodeForPreemption(run.candidates, now)];
   if (auto s = prepareCandidate(best, pod); !s.ok())

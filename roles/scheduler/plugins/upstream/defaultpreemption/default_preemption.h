@@ -44,7 +44,9 @@ class DefaultPreemption final : public PostFilterPlugin {
 
   std::string_view name() const override { return name_; }
   /// Success with result.nominated_node_name set once the victims are deleted; Unschedulable
-  /// when preemption cannot help; Error when a deletion failed.
+  /// when preemption cannot help; Error when a deletion failed. The handle's extenders with a
+  /// preempt verb narrow the candidates before the pick (an empty answer leaves none: "no
+  /// candidate node for preemption"); a required one's failure is that Error.
   Status postFilter(CycleState& state, const PodInfo& pod,
                     const NodeStatusMap& filtered_node_status, PostFilterResult& result) override;
 

@@ -81,7 +81,9 @@ Status NodeVolumeLimits::preFilter(CycleState& state, const PodInfo& pod) {
 
 Status NodeVolumeLimits::filter(const CycleState& state, const PodInfo& pod,
                                 const NodeInfo& node) const {
-  if (pod.volumes.empty())
+  // Nearly every pod has a volume (its service account token); only claims can count here.
+  if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
+                   [](const PodVolume& v) { return v.usesClaim(); }))
     return Status::success();
   volumelimits::ScratchLease lease;
   if (const auto* cached = state.read<CSIState>(kPreFilterState))

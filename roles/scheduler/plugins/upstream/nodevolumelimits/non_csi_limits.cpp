@@ -120,7 +120,9 @@ Status NonCSILimits::preFilter(CycleState& state, const PodInfo& pod) {
 
 Status NonCSILimits::filter(const CycleState& state, const PodInfo& pod,
                             const NodeInfo& node) const {
-  if (pod.volumes.empty())
+  // Nearly every pod has a volume (its service account token); few can count here.
+  if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
+                   [&](const PodVolume& v) { return countsFor(v, plugin_); }))
     return Status::success();
   volumelimits::ScratchLease lease;
   if (const auto* cached = state.read<InTreeState>(stateKeyOf(plugin_)))

@@ -149,7 +149,9 @@ Status VolumeZone::preFilter(CycleState& state, const PodInfo& pod) {
 }
 
 Status VolumeZone::filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const {
-  if (pod.volumes.empty())
+  // Nearly every pod has a volume (its service account token); only claims have zones.
+  if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
+                   [](const PodVolume& v) { return v.usesClaim(); }))
     return Status::success();
   if (node.node == nullptr)
     return Status::error("node not found");

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "koord/core/log.h"
 #include "koord/kube/json_fields.h"
 #include "plugins/upstream/args_decode.h"
 
@@ -131,6 +132,10 @@ kube::Expected<std::shared_ptr<const VolumeBindingArgs>> decodeVolumeBindingArgs
   if (has_shape) {
     if (auto valid = validateShape(out->shape); !valid)
       return valid.error();
+    // kube-scheduler reads it only behind the VolumeCapacityPriority alpha gate.
+    KOORD_LOG_WARNING(
+        "scheduler: VolumeBindingArgs.shape has no effect in koord (no VolumeCapacityPriority "
+        "score is built)");
   }
   return std::shared_ptr<const VolumeBindingArgs>(std::move(out));
 }

@@ -32,11 +32,11 @@ using kube::makeKubeError;
 
 // The node annotations a plugin reads; the rest (often large: kubeadm, CSI, flannel) are
 // dropped at decode. LoadAware's estimator reads raw-allocatable (the allocatable before
-// amplification), its filter the per-node usage thresholds; NodePreferAvoidPods the
-// controllers to avoid; decodeNode itself the node reservation.
+// amplification), its filter the per-node usage thresholds; decodeNode itself the node
+// reservation and the controllers to avoid (parsed into Node::avoid_pods, then dropped).
 constexpr std::array<std::string_view, 4> kKeptNodeAnnotations = {
     "node.koordinator.sh/raw-allocatable",
-    "scheduler.alpha.kubernetes.io/preferAvoidPods",
+    kAnnotationPreferAvoidPods,
     "scheduling.koordinator.sh/usage-thresholds",
     apis::kAnnotationNodeReservation,
 };
@@ -165,6 +165,10 @@ kube::Expected<Node> decodeNode(const boost::json::value& v) {
   node.uid = std::move(meta.uid);
   node.labels = std::move(meta.labels);
   node.annotations = std::move(meta.annotations);
+  if (auto it = node.annotations.find(kAnnotationPreferAvoidPods); it != node.annotations.end()) {
+    node.avoid_pods = parsePreferAvoidPods(it->second);
+    node.annotations.erase(it);
+  }
 
   auto spec = objectField(root, "spec", "");
   if (!spec)

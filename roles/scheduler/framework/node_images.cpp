@@ -249,16 +249,20 @@ void ImageNodeCounts::add(const NodeImages& images, int delta) {
       owned_[c] = true;
     }
     std::uint32_t& v = (*chunks_[c])[n.id & (kChunkSize - 1)];
-    if (delta > 0)
-      ++v;
-    else if (v > 0)
-      --v;
+    if (delta > 0) {
+      if (v++ == 0)
+        ++counted_names_;
+    } else if (v > 0) {
+      if (--v == 0)
+        --counted_names_;
+    }
   }
 }
 
 std::shared_ptr<const ImageNodeCounts> ImageNodeCounts::publish() {
   auto copy = std::make_shared<ImageNodeCounts>();
   copy->chunks_ = chunks_;
+  copy->counted_names_ = counted_names_;
   std::fill(owned_.begin(), owned_.end(), false);
   return copy;
 }

@@ -88,6 +88,8 @@ class ImageNodeCounts {
       return 0;
     return (*chunks_[c])[id & (kChunkSize - 1)];
   }
+  /// Names that at least one node reports.
+  std::size_t countedNames() const { return counted_names_; }
   /// Counts (delta +1) or uncounts (-1) one node's names; a count never goes below zero.
   void add(const NodeImages& images, int delta);
   /// An immutable copy for a snapshot; this one copies a chunk before it next changes it.
@@ -99,6 +101,7 @@ class ImageNodeCounts {
   using Chunk = std::array<std::uint32_t, kChunkSize>;
 
   std::vector<std::shared_ptr<Chunk>> chunks_;
+  std::size_t counted_names_ = 0;
   /// Whether chunks_[i] is this object's alone (not in a published copy).
   std::vector<bool> owned_;
 };

@@ -17,6 +17,7 @@
 #include "node_images.h"
 #include "node_slot.h"
 #include "pod_info.h"
+#include "prefer_avoid_pods.h"
 #include "reservation_info.h"
 #include "resource.h"
 
@@ -43,6 +44,9 @@ struct Node {
   Resource capacity;
   /// status.images, names interned (ImageLocality).
   NodeImages images;
+  /// The preferAvoidPods annotation, parsed (NodePreferAvoidPods); the annotation itself is not
+  /// kept.
+  std::vector<AvoidedController> avoid_pods;
 };
 
 /// Projects a Node; errors name the field ("status.allocatable[cpu]: ...").

@@ -91,6 +91,10 @@ class FilterPlugin : public virtual Plugin {
  public:
   virtual Status filter(const CycleState& state, const PodInfo& pod,
                         const NodeInfo& node) const = 0;
+  /// Whether Filter would pass the pod on every node, told from the pod alone. The framework asks
+  /// once per cycle and skips the plugin as if its PreFilter had answered Skip, so a profile that
+  /// lists the plugin at Filter without its PreFilter (1.20's) pays nothing per node either.
+  virtual bool passesEveryNode(const PodInfo& /*pod*/) const { return false; }
 };
 
 struct PostFilterResult {
@@ -115,6 +119,10 @@ class ScorePlugin : public virtual Plugin {
  public:
   virtual Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                        std::int64_t& score) const = 0;
+  /// Whether Score would give every node the same score for the pod, told once per cycle (the
+  /// snapshot is set). The framework then leaves the plugin out as if its PreScore had answered
+  /// Skip: the same constant on every node ranks no node above another.
+  virtual bool scoresEveryNodeAlike(const PodInfo& /*pod*/) const { return false; }
   /// Plugins whose raw scores are not already in [0, 100] normalise them here.
   virtual bool hasNormalizeScore() const { return false; }
   virtual Status normalizeScore(const CycleState& /*state*/, const PodInfo& /*pod*/,

@@ -632,23 +632,16 @@ Expected<void> decodeResources(const json::object& s, PodInfo& pod,
 
 // ---- volumes and images ----
 
-// The member of `volume` naming its source, among those the volume plugins tell apart.
-struct VolumeSourceField {
-  std::string_view member;
-  VolumeSourceKind kind;
-  std::string_view id_field;  // the source's identity; "" for an ephemeral volume
-};
-constexpr std::array<VolumeSourceField, 9> kVolumeSources = {{
-    {"persistentVolumeClaim", VolumeSourceKind::kPersistentVolumeClaim, "claimName"},
-    {"ephemeral", VolumeSourceKind::kEphemeral, ""},
-    {"gcePersistentDisk", VolumeSourceKind::kGCEPersistentDisk, "pdName"},
-    {"awsElasticBlockStore", VolumeSourceKind::kAWSElasticBlockStore, "volumeID"},
-    {"azureDisk", VolumeSourceKind::kAzureDisk, "diskName"},
-    {"cinder", VolumeSourceKind::kCinder, "volumeID"},
-    {"iscsi", VolumeSourceKind::kISCSI, "iqn"},
-    {"rbd", VolumeSourceKind::kRBD, "image"},
-    {"csi", VolumeSourceKind::kCSI, "driver"},
-}};
+// The members of `volume` naming its source, among those the volume plugins tell apart: the
+// claims (an ephemeral volume's has no identity member), then the disks a PV may hold too.
+constexpr auto kVolumeSources = [] {
+  std::array<VolumeSourceField, 2 + kDiskVolumeSources.size()> all{{
+      {"persistentVolumeClaim", VolumeSourceKind::kPersistentVolumeClaim, "claimName"},
+      {"ephemeral", VolumeSourceKind::kEphemeral, ""},
+  }};
+  std::copy(kDiskVolumeSources.begin(), kDiskVolumeSources.end(), all.begin() + 2);
+  return all;
+}();
 
 Expected<void> decodeVolumeSource(const json::object& v, std::string_view path, PodVolume& out,
                                   std::string_view pod_name) {
@@ -716,6 +709,10 @@ Expected<void> decodeGatesAndClaims(const json::object& s, PodInfo& pod) {
   auto gates = objectList(s, "schedulingGates", "spec");
   if (!gates)
     return gates.error();
+  if (gates->size() > kMaxSchedulingGates) {
+    return makeKubeError(fmt::format("spec.schedulingGates: {} gates, more than the scheduler's {}",
+                                     gates->size(), kMaxSchedulingGates));
+  }
   pod.scheduling_gates.reserve(gates->size());
   for (std::size_t i = 0; i < gates->size(); ++i) {
     auto name = stringField(*(*gates)[i], "name", indexPath("spec.schedulingGates", i));
@@ -734,6 +731,10 @@ Expected<void> decodeImages(const json::object& s, PodInfo& pod) {
   auto items = objectList(s, "containers", "spec");
   if (!items)
     return items.error();
+  if (items->size() > kMaxPodContainers) {
+    return makeKubeError(fmt::format("spec.containers: {} containers, more than the scheduler's {}",
+                                     items->size(), kMaxPodContainers));
+  }
   pod.container_images.reserve(items->size());
   for (std::size_t i = 0; i < items->size(); ++i) {
     auto image = stringField(*(*items)[i], "image", indexPath("spec.containers", i));

@@ -4,11 +4,13 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "koord/apis/extension.h"
@@ -74,6 +76,26 @@ enum class VolumeSourceKind {
   kRBD,
   kCSI,  // an inline CSI volume
 };
+
+/// A member of a volume (a Pod's spec.volumes[i], a PersistentVolume's spec) that names its
+/// source, with the source's member holding its identity.
+struct VolumeSourceField {
+  std::string_view member;
+  VolumeSourceKind kind;
+  std::string_view id_field;
+};
+
+/// The sources a pod's inline volume and a PersistentVolume share: the disks the volume plugins
+/// tell apart, and CSI (its driver).
+inline constexpr std::array<VolumeSourceField, 7> kDiskVolumeSources = {{
+    {"gcePersistentDisk", VolumeSourceKind::kGCEPersistentDisk, "pdName"},
+    {"awsElasticBlockStore", VolumeSourceKind::kAWSElasticBlockStore, "volumeID"},
+    {"azureDisk", VolumeSourceKind::kAzureDisk, "diskName"},
+    {"cinder", VolumeSourceKind::kCinder, "volumeID"},
+    {"iscsi", VolumeSourceKind::kISCSI, "iqn"},
+    {"rbd", VolumeSourceKind::kRBD, "image"},
+    {"csi", VolumeSourceKind::kCSI, "driver"},
+}};
 
 struct PodVolume {
   std::string name;
@@ -187,6 +209,10 @@ struct PodInfo {
 /// Bounds what one pod may declare: the API server accepts any number of volumes, so a
 /// hostile object could make every volume plugin's walk as long as it likes.
 inline constexpr std::size_t kMaxPodVolumes = 1024;
+/// The same for spec.schedulingGates (the queue compares them on every pod update) and
+/// spec.containers (ImageLocality walks their images on every node it scores).
+inline constexpr std::size_t kMaxSchedulingGates = 1024;
+inline constexpr std::size_t kMaxPodContainers = 1024;
 
 /// Projects a Pod; errors name the field ("spec.containers[1].resources.requests[cpu]: ...").
 kube::Expected<PodInfo> decodePodInfo(const boost::json::value& v);

@@ -46,6 +46,11 @@ class Snapshot {
   std::uint32_t imageNodeCount(ImageNameId id) const {
     return image_counts_ == nullptr ? 0 : image_counts_->count(id);
   }
+  /// Whether any node of this snapshot reports an image the cache counted (ImageLocality scores
+  /// every node 0 without one).
+  bool anyNodeImages() const {
+    return image_counts_ != nullptr && image_counts_->countedNames() > 0;
+  }
   /// The scheduler cache hands over its counts with the node list they match (updateSnapshot).
   /// replace() leaves them alone: the cache sets them after its replacements, and the other
   /// callers' replacements (a transformer's stand-in NodeInfo) keep the node's Node.

@@ -197,6 +197,10 @@ Status Framework::runPreEnqueuePlugins(const PodInfo& pod) const {
 Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod) {
   // Upstream (1.27+) starts each cycle's skip set afresh.
   state.skip_filter_plugins = 0;
+  for (const auto& [p, bit] : filters_) {
+    if (p->passesEveryNode(pod))
+      state.skip_filter_plugins |= bit;
+  }
   for (const auto& [p, bit] : pre_filters_) {
     auto s = p->preFilter(state, pod);
     if (s.isSkip()) {
@@ -463,6 +467,10 @@ Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
 Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
   state.skip_score_plugins = 0;
+  for (const auto& w : scores_) {
+    if (w.plugin->scoresEveryNodeAlike(pod))
+      state.skip_score_plugins |= w.bit;
+  }
   for (const auto& [p, bit] : pre_scores_) {
     auto s = p->preScore(state, pod, nodes);
     if (s.isSkip()) {

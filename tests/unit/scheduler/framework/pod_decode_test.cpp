@@ -559,3 +559,37 @@ TEST_CASE("pod decode: at most kMaxPodVolumes volumes", "[volumes]") {
   REQUIRE_FALSE(over);
   CHECK(over.error().message == "spec.volumes: 1025 volumes, more than the scheduler's 1024");
 }
+
+TEST_CASE("pod decode: at most kMaxSchedulingGates gates and kMaxPodContainers containers",
+          "[volumes]") {
+  // A list of n objects under spec.<field>, each {"name": ..., "image": ...}.
+  auto podWith = [](const char* field, std::size_t n) {
+    json::array items;
+    for (std::size_t i = 0; i < n; ++i) {
+      json::object item;
+      item["name"] = "x" + std::to_string(i);
+      item["image"] = "busybox";
+      items.push_back(std::move(item));
+    }
+    json::object spec;
+    spec[field] = std::move(items);
+    json::object root;
+    root["spec"] = std::move(spec);
+    return json::value(std::move(root));
+  };
+  auto gates = decodePodInfo(podWith("schedulingGates", kMaxSchedulingGates));
+  REQUIRE(gates);
+  CHECK(gates->scheduling_gates.size() == kMaxSchedulingGates);
+  auto too_many_gates = decodePodInfo(podWith("schedulingGates", kMaxSchedulingGates + 1));
+  REQUIRE_FALSE(too_many_gates);
+  CHECK(too_many_gates.error().message ==
+        "spec.schedulingGates: 1025 gates, more than the scheduler's 1024");
+
+  auto containers = decodePodInfo(podWith("containers", kMaxPodContainers));
+  REQUIRE(containers);
+  CHECK(containers->container_images.size() == kMaxPodContainers);
+  auto too_many = decodePodInfo(podWith("containers", kMaxPodContainers + 1));
+  REQUIRE_FALSE(too_many);
+  CHECK(too_many.error().message ==
+        "spec.containers: 1025 containers, more than the scheduler's 1024");
+}

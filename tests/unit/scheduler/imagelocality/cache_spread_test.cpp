@@ -66,6 +66,20 @@ TEST_CASE("ImageLocality: the spread follows nodes added, changed and removed in
   cache.updateSnapshot(s);
   CHECK(s.imageNodeCount(id) == 2);
   CHECK(scores(s, pod) == std::vector<std::int64_t>{0, 18, 18});
+
+  // No node reports an image any more: the plugin tells the framework to leave it out.
+  testkit::FakeHandle handle(s);
+  ImageLocality plugin(handle);
+  CHECK(s.anyNodeImages());
+  CHECK_FALSE(plugin.scoresEveryNodeAlike(pod));
+  CHECK(plugin.scoresEveryNodeAlike(imagePod({})));
+  REQUIRE(cache.updateNode(imageNode("n3", {})));
+  REQUIRE(cache.removeNode("n4"));
+  cache.updateSnapshot(s);
+  CHECK_FALSE(s.anyNodeImages());
+  testkit::FakeHandle bare_handle(s);
+  CHECK(ImageLocality(bare_handle).scoresEveryNodeAlike(pod));
+  CHECK(before_removal.anyNodeImages());
 }
 
 TEST_CASE("ImageLocality: a heartbeat with the same images counts the node once",

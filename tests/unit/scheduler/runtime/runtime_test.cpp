@@ -173,11 +173,35 @@ class Skipper final : public PreFilterPlugin,
   }
 };
 
+// Listed at Filter and Score only (as 1.20-era profiles list the volume plugins): tells the
+// framework from the pod alone when it has nothing to do, and counts the calls it still gets.
+class Hinted final : public FilterPlugin, public ScorePlugin {
+ public:
+  bool passes_every_node = true;
+  bool scores_alike = true;
+  mutable std::atomic<int> filters{0};
+  mutable std::atomic<int> scores{0};
+  std::string_view name() const override { return "Hinted"; }
+  bool passesEveryNode(const PodInfo&) const override { return passes_every_node; }
+  Status filter(const CycleState&, const PodInfo&, const NodeInfo&) const override {
+    ++filters;
+    return Status::unschedulable("refused by Hinted");
+  }
+  bool scoresEveryNodeAlike(const PodInfo&) const override { return scores_alike; }
+  Status score(const CycleState&, const PodInfo&, const NodeInfo&,
+               std::int64_t& out) const override {
+    ++scores;
+    out = 9;
+    return Status::success();
+  }
+};
+
 struct Fixture {
   std::shared_ptr<ModuloFilter> filter = std::make_shared<ModuloFilter>();
   std::shared_ptr<RecordingBinder> binder = std::make_shared<RecordingBinder>();
   std::shared_ptr<Skipper> skipper = std::make_shared<Skipper>();
   std::shared_ptr<FlatScore> flat = std::make_shared<FlatScore>();
+  std::shared_ptr<Hinted> hinted = std::make_shared<Hinted>();
   PluginRegistry registry;
   testkit::FakeCluster cluster;  // nominations by node name
   Parallelizer parallelizer{4};
@@ -190,6 +214,7 @@ struct Fixture {
     registry.add("Flat", fixedFactory(flat));
     registry.add("Binder", fixedFactory(binder));
     registry.add("Skipper", fixedFactory(skipper));
+    registry.add("Hinted", fixedFactory(hinted));
   }
 
   /// The usual profile with Skipper at PreFilter, Filter, PreScore and Score (weight 2).
@@ -563,6 +588,45 @@ TEST_CASE("a PreScore answering Skip: its Score and NormalizeScore do not run") 
   CHECK(f.skipper->scores.load() == 5);
   CHECK(f.skipper->normalizes == 1);
   CHECK((*scored)[1].score == 50 + 7 * 2);
+}
+
+TEST_CASE("a plugin listed at Filter and Score only is skipped when it says so for the pod") {
+  Fixture f;
+  f.filter->modulo = 1;
+  config::Profile profile = f.profile({"Index"});
+  profile.merged[ExtensionPoint::kFilter].enabled.push_back({"Hinted", 0, ""});
+  profile.merged[ExtensionPoint::kScore].enabled.push_back({"Hinted", 3, ""});
+  auto fw = Framework::create(profile, f.registry, f.cluster, f.parallelizer);
+  REQUIRE(fw);
+  auto snap = nodes(4);
+  (*fw)->setSnapshot(&snap);
+  PodInfo pod;
+  const auto list = nodeList(snap);
+
+  CycleState state;
+  REQUIRE((*fw)->runPreFilterPlugins(state, pod).ok());
+  CHECK(state.skip_filter_plugins != 0);
+  CHECK((*fw)->findNodesThatPassFilters(state, pod, 0, 4).feasible.size() == 4);
+  CHECK(f.hinted->filters.load() == 0);
+  REQUIRE((*fw)->runPreScorePlugins(state, pod, list).ok());
+  auto skipped = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE(skipped);
+  CHECK(f.hinted->scores.load() == 0);
+  CHECK((*skipped)[3].score == 200);  // Index alone, normalised, x2
+
+  // A pod it has something to check: the plugin runs on every node as 1.20 runs it.
+  f.hinted->passes_every_node = false;
+  f.hinted->scores_alike = false;
+  REQUIRE((*fw)->runPreFilterPlugins(state, pod).ok());
+  CHECK(state.skip_filter_plugins == 0);
+  CHECK((*fw)->findNodesThatPassFilters(state, pod, 0, 4).feasible.empty());
+  CHECK(f.hinted->filters.load() == 4);
+  REQUIRE((*fw)->runPreScorePlugins(state, pod, list).ok());
+  CHECK(state.skip_score_plugins == 0);
+  auto scored = (*fw)->runScorePlugins(state, pod, list);
+  REQUIRE(scored);
+  CHECK(f.hinted->scores.load() == 4);
+  CHECK((*scored)[3].score == (*skipped)[3].score + 9 * 3);
 }
 
 TEST_CASE("every Score plugin skipped: every node ties at 0") {

@@ -64,7 +64,7 @@ TEST_CASE("NodePreferAvoidPods scores 0 on nodes that avoid the pod's controller
   auto node = [](std::string name, std::string annotation) {
     auto n = makeNode(std::move(name));
     if (!annotation.empty())
-      n->annotations[std::string(kAnnotationPreferAvoidPods)] = annotation;
+      n->avoid_pods = parsePreferAvoidPods(annotation);
     return makeNodeInfo(n);
   };
   const NodeInfo m1 = node("machine1", avoid_rc);
@@ -106,16 +106,44 @@ TEST_CASE("NodePreferAvoidPods scores 0 on nodes that avoid the pod's controller
       got.push_back(score);
     }
     CHECK(got == c.want);
+    // The framework leaves the plugin out only for pods it cannot score apart.
+    CHECK(plugin.scoresEveryNodeAlike(pod) ==
+          (c.kind != "ReplicationController" && c.kind != "ReplicaSet"));
   }
 }
 
-TEST_CASE("node decode keeps the preferAvoidPods annotation", "[scheduler][upstream]") {
-  auto node = decodeNode(boost::json::parse(
-      R"({"metadata":{"name":"n","annotations":{"scheduler.alpha.kubernetes.io/preferAvoidPods":
-      "{}","other":"x"}}})"));
+TEST_CASE("node decode reads the preferAvoidPods annotation once", "[scheduler][upstream]") {
+  // The annotation's value is itself JSON, in a JSON string.
+  const std::string value =
+      R"({"preferAvoidPods":[{"podSignature":{"podController":{"kind":"ReplicaSet","uid":"u1"}}},)"
+      R"({"reason":"none"}]})";
+  boost::json::object node_json = {
+      {"metadata",
+       {{"name", "n"},
+        {"annotations",
+         {{"scheduler.alpha.kubernetes.io/preferAvoidPods", value}, {"other", "x"}}}}}};
+  auto node = decodeNode(boost::json::value(std::move(node_json)));
   REQUIRE(node.has_value());
-  CHECK(node->annotations.contains(std::string(kAnnotationPreferAvoidPods)));
-  CHECK_FALSE(node->annotations.contains("other"));
+  CHECK(node->avoid_pods == std::vector<AvoidedController>{{"ReplicaSet", "u1"}});
+  // The parsed annotation is not kept, nor one no plugin reads.
+  CHECK(node->annotations.empty());
+}
+
+TEST_CASE("parsePreferAvoidPods: malformed values avoid nothing; entries are bounded",
+          "[scheduler][upstream]") {
+  CHECK(parsePreferAvoidPods("").empty());
+  CHECK(parsePreferAvoidPods("{not json").empty());
+  CHECK(parsePreferAvoidPods("[]").empty());
+  CHECK(parsePreferAvoidPods(R"({"preferAvoidPods":{}})").empty());
+  CHECK(parsePreferAvoidPods(R"({"preferAvoidPods":[1,"x",{"podSignature":3}]})").empty());
+  std::string many = R"({"preferAvoidPods":[)";
+  for (std::size_t i = 0; i < kMaxAvoidedControllers + 5; ++i) {
+    if (i != 0)
+      many += ',';
+    many += R"({"podSignature":{"podController":{"kind":"ReplicaSet","uid":"u"}}})";
+  }
+  many += "]}";
+  CHECK(parsePreferAvoidPods(many).size() == kMaxAvoidedControllers);
 }
 
 }  // namespace

@@ -329,6 +329,11 @@ TEST_CASE("NodeVolumeLimits: PreFilter skips pods with nothing to count",
   // Counts only where migrated: decided per node.
   CHECK(plugin.preFilter(state, claims({"intree-0"})).ok());
   CHECK(plugin.preFilter(state, claims({""})).code() == Code::kError);
+  // Asked once per cycle without PreFilter: only claims can count.
+  CHECK(plugin.passesEveryNode(podWith({})));
+  CHECK(plugin.passesEveryNode(podWith({volumetest::inlineVolume(K::kCSI, kEBS)})));
+  CHECK_FALSE(plugin.passesEveryNode(claims({"pending-0"})));
+  CHECK_FALSE(plugin.passesEveryNode(claims({""})));  // Filter reports the error
 }
 
 TEST_CASE("NodeVolumeLimits: a long driver name's limit key is shortened with its SHA-1",

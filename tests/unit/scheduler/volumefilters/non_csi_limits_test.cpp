@@ -292,6 +292,12 @@ TEST_CASE("NonCSILimits: PreFilter skips pods without a volume of the type",
   CHECK(plugin.preFilter(state, podWith({ebs("vol-x")})).ok());
   CHECK(plugin.preFilter(state, podWith({claimVolume("unbound-ebs")})).ok());
   CHECK(plugin.preFilter(state, podWith({claimVolume("")})).code() == Code::kError);
+  // Asked once per cycle without PreFilter: an inline volume of another type never counts.
+  CHECK(plugin.passesEveryNode(podWith({})));
+  CHECK(plugin.passesEveryNode(podWith({inlineVolume(K::kGCEPersistentDisk, "pd")})));
+  CHECK_FALSE(plugin.passesEveryNode(podWith({ebs("vol-x")})));
+  CHECK_FALSE(plugin.passesEveryNode(podWith({claimVolume("unbound-ebs")})));
+  CHECK_FALSE(plugin.passesEveryNode(podWith({claimVolume("")})));
 }
 
 TEST_CASE("EBSLimits: which instance types are Nitro", "[volumefilters][nodevolumelimits]") {

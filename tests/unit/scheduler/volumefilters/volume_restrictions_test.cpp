@@ -118,6 +118,11 @@ TEST_CASE("VolumeRestrictions: PreFilter skips pods without a restricted volume"
             .isSkip());
   CHECK(plugin.preFilter(state, podWith({inlineVolume(K::kISCSI, "iqn")})).ok());
   CHECK(plugin.preFilter(state, podWith({rbdVolume({"m"}, "rbd", "img")})).ok());
+  // The framework's per-cycle question gives the same answers, for profiles without PreFilter.
+  CHECK(plugin.passesEveryNode(podWith({})));
+  CHECK(plugin.passesEveryNode(podWith({volumetest::claimVolume("data")})));
+  CHECK_FALSE(plugin.passesEveryNode(podWith({inlineVolume(K::kISCSI, "iqn")})));
+  CHECK_FALSE(plugin.passesEveryNode(podWith({rbdVolume({"m"}, "rbd", "img")})));
 }
 
 }  // namespace

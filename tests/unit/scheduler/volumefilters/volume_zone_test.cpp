@@ -239,6 +239,11 @@ TEST_CASE("VolumeZone: PreFilter skips pods whose claims constrain no zone",
   CHECK(plugin.preFilter(state, podWith({claimVolume("PVC_1")})).ok());
   // The missing claim is reported by Filter, on zoned nodes only.
   CHECK(plugin.preFilter(state, podWith({claimVolume("PVC_missing")})).ok());
+  // Asked once per cycle without PreFilter: only a claim can have a zone.
+  CHECK(plugin.passesEveryNode(podWith({})));
+  CHECK(plugin.passesEveryNode(podWith({volumetest::inlineVolume(K::kGCEPersistentDisk, "pd")})));
+  CHECK_FALSE(plugin.passesEveryNode(podWith({claimVolume("PVC_1")})));
+  CHECK_FALSE(plugin.passesEveryNode(podWith({claimVolume("PVC_missing")})));
 }
 
 TEST_CASE("VolumeZone: a label value is a \"__\"-separated zone set",

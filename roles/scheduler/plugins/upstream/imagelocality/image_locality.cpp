@@ -64,6 +64,11 @@ std::int64_t calculatePriority(std::int64_t sum_scores, std::size_t num_containe
   return kMaxNodeScore * (sum_scores - kImageMinThreshold) / (max_threshold - kImageMinThreshold);
 }
 
+bool ImageLocality::scoresEveryNodeAlike(const PodInfo& pod) const {
+  // Both leave every node's sum at zero, under the minimum threshold.
+  return pod.container_images.empty() || !handle_.snapshot().anyNodeImages();
+}
+
 Status ImageLocality::score(const CycleState& /*state*/, const PodInfo& pod, const NodeInfo& node,
                             std::int64_t& score) const {
   score = 0;

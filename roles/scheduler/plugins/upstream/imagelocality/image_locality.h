@@ -27,6 +27,7 @@ class ImageLocality final : public ScorePlugin {
   /// Returns at once, 0, for a pod without containers or a node without images.
   Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                std::int64_t& score) const override;
+  bool scoresEveryNodeAlike(const PodInfo& pod) const override;
 
  private:
   const FrameworkHandle& handle_;

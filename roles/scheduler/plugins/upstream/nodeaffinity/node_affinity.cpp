@@ -191,21 +191,25 @@ Status NodeAffinity::filter(const CycleState&, const PodInfo& pod, const NodeInf
   return Status::success();
 }
 
-Status NodeAffinity::preFilter(CycleState&, const PodInfo& pod) {
+bool NodeAffinity::passesEveryNode(const PodInfo& pod) const {
   const bool added = args_->added_affinity && args_->added_affinity->required;
   const bool own = !pod.node_selector.empty() || (pod.node_affinity && pod.node_affinity->required);
-  if (!added && !own)
-    return Status::skip();
-  return Status::success();
+  return !added && !own;
+}
+
+bool NodeAffinity::scoresEveryNodeAlike(const PodInfo& pod) const {
+  const bool added = args_->added_affinity && !args_->added_affinity->preferred.empty();
+  const bool own = pod.node_affinity && !pod.node_affinity->preferred.empty();
+  return !added && !own;
+}
+
+Status NodeAffinity::preFilter(CycleState&, const PodInfo& pod) {
+  return passesEveryNode(pod) ? Status::skip() : Status::success();
 }
 
 Status NodeAffinity::preScore(CycleState&, const PodInfo& pod,
                               const std::vector<const NodeInfo*>&) {
-  const bool added = args_->added_affinity && !args_->added_affinity->preferred.empty();
-  const bool own = pod.node_affinity && !pod.node_affinity->preferred.empty();
-  if (!added && !own)
-    return Status::skip();
-  return Status::success();
+  return scoresEveryNodeAlike(pod) ? Status::skip() : Status::success();
 }
 
 Status NodeAffinity::score(const CycleState&, const PodInfo& pod, const NodeInfo& node,

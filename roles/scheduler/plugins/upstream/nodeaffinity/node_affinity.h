@@ -39,15 +39,17 @@ class NodeAffinity final : public PreFilterPlugin,
   std::string_view name() const override { return kNodeAffinityName; }
   /// Skip when neither the pod (nodeSelector, required terms) nor the args require anything:
   /// Filter would pass every node. v1beta2+ default profiles list it here (upstream 1.22+);
-  /// v1beta1's do not, and there Filter runs on every node as in 1.20.
+  /// v1beta1's do not; there passesEveryNode gives the framework the same answer.
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  bool passesEveryNode(const PodInfo& pod) const override;
   /// Skip when neither the pod nor the args have preferred terms: every node would score 0
-  /// (later upstream's PreScore; 1.20 had none, so only profiles listing it here run it).
+  /// (later upstream's PreScore; 1.20 had none, and scoresEveryNodeAlike answers for it).
   Status preScore(CycleState& state, const PodInfo& pod,
                   const std::vector<const NodeInfo*>& nodes) override;
   Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                std::int64_t& score) const override;
+  bool scoresEveryNodeAlike(const PodInfo& pod) const override;
   bool hasNormalizeScore() const override { return true; }
   Status normalizeScore(const CycleState& state, const PodInfo& pod,
                         std::vector<NodeScore>& scores) const override;

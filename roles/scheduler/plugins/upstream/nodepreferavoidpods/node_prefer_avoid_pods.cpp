@@ -1,47 +1,19 @@
 #include "plugins/upstream/nodepreferavoidpods/node_prefer_avoid_pods.h"
 
-#include <boost/json.hpp>
+#include <algorithm>
 
 namespace koord::roles::scheduler::upstream {
 namespace {
 
-namespace json = boost::json;
-
-// The member's string, or "" when it is absent or not a string.
-std::string_view stringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr || !v->is_string())
-    return {};
-  return v->get_string();
-}
-
-const json::object* objectAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
+// Only pods of a ReplicationController or ReplicaSet can be avoided.
+bool avoidable(const PodInfo& pod) {
+  return pod.controller_kind == "ReplicationController" || pod.controller_kind == "ReplicaSet";
 }
 
 }  // namespace
 
-bool avoidsController(std::string_view annotation, std::string_view kind, std::string_view uid) {
-  boost::system::error_code ec;
-  // The node's annotation is bounded by the API server's 256 KiB limit on all of them.
-  json::value doc = json::parse(annotation, ec);
-  if (ec || !doc.is_object())
-    return false;
-  const json::value* list = doc.get_object().if_contains("preferAvoidPods");
-  if (list == nullptr || !list->is_array())
-    return false;
-  for (const json::value& entry : list->get_array()) {
-    if (!entry.is_object())
-      continue;
-    const json::object* signature = objectAt(entry.get_object(), "podSignature");
-    const json::object* controller =
-        signature != nullptr ? objectAt(*signature, "podController") : nullptr;
-    if (controller != nullptr && stringAt(*controller, "kind") == kind &&
-        stringAt(*controller, "uid") == uid)
-      return true;
-  }
-  return false;
+bool NodePreferAvoidPods::scoresEveryNodeAlike(const PodInfo& pod) const {
+  return !avoidable(pod);
 }
 
 Status NodePreferAvoidPods::score(const CycleState&, const PodInfo& pod, const NodeInfo& node,
@@ -49,14 +21,12 @@ Status NodePreferAvoidPods::score(const CycleState&, const PodInfo& pod, const N
   score = kMaxNodeScore;
   if (!node.node)
     return Status::error("node not found");
-  // Only pods of a ReplicationController or ReplicaSet can be avoided.
-  if (pod.controller_kind != "ReplicationController" && pod.controller_kind != "ReplicaSet")
+  if (!avoidable(pod))
     return Status::success();
-  const auto& annotations = node.node->annotations;
-  auto it = annotations.find(kAnnotationPreferAvoidPods);
-  if (it == annotations.end())
-    return Status::success();
-  if (avoidsController(it->second, pod.controller_kind, pod.controller_uid))
+  const auto& avoided = node.node->avoid_pods;
+  if (std::any_of(avoided.begin(), avoided.end(), [&](const AvoidedController& c) {
+        return c.kind == pod.controller_kind && c.uid == pod.controller_uid;
+      }))
     score = kMinNodeScore;
   return Status::success();
 }

@@ -65,6 +65,11 @@ Status NodeVolumeLimits::podVolumes(const PodInfo& pod, KeepAlive& keep,
   return Status::success();
 }
 
+bool NodeVolumeLimits::passesEveryNode(const PodInfo& pod) const {
+  return std::none_of(pod.volumes.begin(), pod.volumes.end(),
+                      [](const PodVolume& v) { return v.usesClaim(); });
+}
+
 Status NodeVolumeLimits::preFilter(CycleState& state, const PodInfo& pod) {
   if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
                    [](const PodVolume& v) { return v.usesClaim(); }))

@@ -23,6 +23,7 @@ class NodeVolumeLimits final : public PreFilterPlugin, public FilterPlugin {
   std::string_view name() const override { return kNodeVolumeLimitsName; }
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  bool passesEveryNode(const PodInfo& pod) const override;
 
  private:
   /// The pod's claims as CSI volumes (unique keys), or the error 1.20 reports for the pod.

@@ -104,6 +104,11 @@ Status NonCSILimits::podVolumes(const PodInfo& pod, KeepAlive& keep,
   return Status::success();
 }
 
+bool NonCSILimits::passesEveryNode(const PodInfo& pod) const {
+  return std::none_of(pod.volumes.begin(), pod.volumes.end(),
+                      [&](const PodVolume& v) { return countsFor(v, plugin_); });
+}
+
 Status NonCSILimits::preFilter(CycleState& state, const PodInfo& pod) {
   if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
                    [&](const PodVolume& v) { return countsFor(v, plugin_); }))

@@ -48,6 +48,7 @@ class NonCSILimits final : public PreFilterPlugin, public FilterPlugin {
   std::string_view name() const override { return name_; }
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  bool passesEveryNode(const PodInfo& pod) const override;
 
   /// The limit for a node without an allocatable count for the type.
   std::int64_t defaultLimit(const Node& node) const;

@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -95,25 +96,16 @@ Expected<std::string> storageClassOf(const json::object& spec, const kube::Label
   return stringField(spec, "storageClassName", path);
 }
 
-// The PV's source: one of the members PodVolume tells apart, with its identity.
-struct SourceField {
-  std::string_view member;
-  VolumeSourceKind kind;
-  std::string_view id_field;
-};
-constexpr std::array<SourceField, 8> kPVSources = {{
-    {"csi", VolumeSourceKind::kCSI, "driver"},
-    {"gcePersistentDisk", VolumeSourceKind::kGCEPersistentDisk, "pdName"},
-    {"awsElasticBlockStore", VolumeSourceKind::kAWSElasticBlockStore, "volumeID"},
-    {"azureDisk", VolumeSourceKind::kAzureDisk, "diskName"},
-    {"cinder", VolumeSourceKind::kCinder, "volumeID"},
-    {"iscsi", VolumeSourceKind::kISCSI, "iqn"},
-    {"rbd", VolumeSourceKind::kRBD, "image"},
-    {"local", VolumeSourceKind::kOther, "path"},
-}};
+// The PV's source: one of the disks PodVolume tells apart, with its identity, or a local path.
+constexpr auto kPVSources = [] {
+  std::array<VolumeSourceField, kDiskVolumeSources.size() + 1> all{};
+  std::copy(kDiskVolumeSources.begin(), kDiskVolumeSources.end(), all.begin());
+  all.back() = {"local", VolumeSourceKind::kOther, "path"};
+  return all;
+}();
 
 Expected<void> volumeSource(const json::object& spec, PersistentVolume& pv) {
-  for (const SourceField& f : kPVSources) {
+  for (const VolumeSourceField& f : kPVSources) {
     auto source = objectField(spec, f.member, "spec");
     if (!source)
       return source.error();

@@ -47,13 +47,17 @@ bool volumesConflict(const PodVolume& volume, const PodVolume& existing) {
   }
 }
 
+bool VolumeRestrictions::passesEveryNode(const PodInfo& pod) const {
+  return !hasRestrictedVolume(pod);
+}
+
 Status VolumeRestrictions::preFilter(CycleState&, const PodInfo& pod) {
   return hasRestrictedVolume(pod) ? Status::success() : Status::skip();
 }
 
 Status VolumeRestrictions::filter(const CycleState&, const PodInfo& pod,
                                   const NodeInfo& node) const {
-  // Profiles that list the plugin at Filter only (v1beta1) reach here for every pod.
+  // A caller that asked neither PreFilter nor passesEveryNode reaches here for every pod.
   if (!hasRestrictedVolume(pod))
     return Status::success();
   for (const auto& other : node.pods) {

@@ -18,6 +18,7 @@ class VolumeRestrictions final : public PreFilterPlugin, public FilterPlugin {
   std::string_view name() const override { return kVolumeRestrictionsName; }
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  bool passesEveryNode(const PodInfo& pod) const override;
 };
 
 /// Whether mounting `volume` conflicts with `existing`, a volume of a pod already on the node:

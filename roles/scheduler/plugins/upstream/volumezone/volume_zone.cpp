@@ -136,6 +136,10 @@ ZoneRequirement VolumeZone::requirement(const PodInfo& pod) const {
   return out;
 }
 
+bool VolumeZone::passesEveryNode(const PodInfo& pod) const {
+  return !hasClaim(pod);
+}
+
 Status VolumeZone::preFilter(CycleState& state, const PodInfo& pod) {
   if (!hasClaim(pod))
     return Status::skip();

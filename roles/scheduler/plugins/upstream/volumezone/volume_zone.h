@@ -55,6 +55,7 @@ class VolumeZone final : public PreFilterPlugin, public FilterPlugin {
   std::string_view name() const override { return kVolumeZoneName; }
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   Status filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  bool passesEveryNode(const PodInfo& pod) const override;
 
   /// The pod's requirement as 1.20's Filter works it out.
   ZoneRequirement requirement(const PodInfo& pod) const;

@@ -89,7 +89,10 @@ void applyAllCRDs(Api& api) {
         "scheduling.koordinator.sh_podmigrationjobs.yaml", "scheduling.sigs.k8s.io_podgroups.yaml",
         "scheduling.sigs.k8s.io_elasticquotas.yaml",
         "quota.koordinator.sh_elasticquotaprofiles.yaml",
-        "topology.node.k8s.io_noderesourcetopologies.yaml"}) {
+        "topology.node.k8s.io_noderesourcetopologies.yaml",
+        "analysis.koordinator.sh_recommendations.yaml",
+        "scheduling.koordinator.sh_clusternetworktopologies.yaml",
+        "scheduling.koordinator.sh_scheduleexplanations.yaml"}) {
     koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
   }
 }
@@ -710,6 +713,88 @@ TEST_CASE("a NodeResourceTopology keeps its zones and Koordinator's annotations"
   auto refused = api->createSync(topologies, no_zones);
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().code == 422);
+}
+
+TEST_CASE(
+    "Recommendations, ClusterNetworkTopologies and ScheduleExplanations keep what "
+    "Koordinator writes in them",
+    "[cluster]") {
+  // No koord role reads these yet; their CRDs are here so that objects made under Koordinator's
+  // stay and read back as written (spec and, through the status subresource, status).
+  Api api(tokenConfig());
+  applyAllCRDs(api);
+  Cleanup cleanup(api);
+  struct Kind {
+    ResourceRef ref;
+    std::string kind;
+    json::object spec;
+    json::object status;
+  };
+  json::object recommendation_spec{
+      {"target",
+       {{"type", "workload"},
+        {"workload", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}}}}};
+  json::object container_status{{"containerName", "web"},
+                                {"resources", {{"cpu", "250m"}, {"memory", "512Mi"}}}};
+  json::object recommendation_status{
+      {"updateTime", "2026-11-29T09:00:00Z"},
+      {"podStatus", {{"containerStatuses", json::array{container_status}}}}};
+
+  json::object spine_layer{{"topologyLayer", "SpineLayer"}, {"labelKey", json::array{"spine"}}};
+  json::object node_layer{{"topologyLayer", "NodeTopologyLayer"},
+                          {"parentTopologyLayer", "SpineLayer"}};
+  json::object topology_spec{{"networkTopologySpec", json::array{spine_layer, node_layer}}};
+  json::object spine_detail{
+      {"topologyInfo", {{"topologyLayer", "SpineLayer"}, {"topologyName", "s1"}}},
+      {"childTopologyLayer", "NodeTopologyLayer"},
+      {"childTopologyNames", json::array{"n1", "n2"}},
+      {"nodeNum", 2}};
+  json::object topology_status{{"detailStatus", json::array{spine_detail}}};
+
+  json::object explanation_spec{{"questionObjectKey", "default/job-0"}, {"ttl", "10m"}};
+  json::object domain{{"topologyDomain", "s1"},
+                      {"schedulable", false},
+                      {"scheduleExplanation", {{"failedMessage", "Insufficient cpu"}}}};
+  json::object explanation_status{{"schedulable", false},
+                                  {"schedulableAfterPreemption", true},
+                                  {"failedMessage", "0/3 nodes are available"},
+                                  {"detailedExplanation", json::array{domain}}};
+
+  const std::vector<Kind> kinds = {
+      {{"analysis.koordinator.sh", "v1alpha1", "recommendations", "default", "", ""},
+       "Recommendation",
+       recommendation_spec,
+       recommendation_status},
+      {{"scheduling.koordinator.sh", "v1alpha1", "clusternetworktopologies", "", "", ""},
+       "ClusterNetworkTopology",
+       topology_spec,
+       topology_status},
+      {{"scheduling.koordinator.sh", "v1alpha1", "scheduleexplanations", "default", "", ""},
+       "ScheduleExplanation",
+       explanation_spec,
+       explanation_status},
+  };
+  for (const Kind& k : kinds) {
+    INFO(k.kind);
+    const std::string name = uniqueName("koord-crds-koordinator");
+    json::object metadata{{"name", name}};
+    if (!k.ref.namespace_.empty())
+      metadata["namespace"] = k.ref.namespace_;
+    json::value body = json::object{{"apiVersion", k.ref.group + "/" + k.ref.version},
+                                    {"kind", k.kind},
+                                    {"metadata", metadata},
+                                    {"spec", k.spec}};
+    auto created = ok(createRetrying(api, k.ref, body), "create");
+    const ResourceRef ref = named(k.ref, name, k.ref.namespace_);
+    cleanup.add(ref);
+    CHECK(created.at("spec") == json::value(k.spec));
+    ResourceRef status_ref = ref;
+    status_ref.subresource = "status";
+    auto patched =
+        ok(api->patchSync(status_ref, PatchType::kMergePatch, json::object{{"status", k.status}}),
+           "patch the status");
+    CHECK(patched.at("status") == json::value(k.status));
+  }
 }
 
 TEST_CASE("deploy/priority-classes.yaml gives Koordinator's four classes", "[cluster]") {

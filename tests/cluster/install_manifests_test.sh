@@ -214,7 +214,8 @@ if render_and_apply default; then
   }
   expect "default: the koordlet on the host's network (not its PIDs), NODE_NAME from the pod" \
     default_koordlet
-  expect "default: the ten CRDs" test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 10
+  expect "default: the thirteen CRDs of Koordinator 1.8" \
+    test "$(grep -c '^CustomResourceDefinition|' "$sum")" -eq 13
   no_monitor() { ! grep -q '^kind: ServiceMonitor$' "$work/default.yaml"; }
   expect "default: no koordlet ServiceMonitor" no_monitor
   no_network_policy() { ! grep -q '^kind: NetworkPolicy$' "$work/default.yaml"; }
@@ -358,9 +359,9 @@ fi
 crds_of() { grep '^CustomResourceDefinition|' "$1" | cut -d'|' -f3 | tr '\n' ' ' || true; }
 if render_and_apply crds-some \
   --set crds.managed=true,crds.nodemetrics=false,crds.devices=false; then
-  expect "crds.nodemetrics=false,crds.devices=false: clustercolocationprofiles, elasticquotaprofiles, elasticquotas, noderesourcetopologies, nodeslos, podgroups, podmigrationjobs, reservations" \
+  expect "crds.nodemetrics=false,crds.devices=false: clustercolocationprofiles, clusternetworktopologies, elasticquotaprofiles, elasticquotas, noderesourcetopologies, nodeslos, podgroups, podmigrationjobs, recommendations, reservations, scheduleexplanations" \
     test "$(crds_of "$work/crds-some.sum")" = \
-    "clustercolocationprofiles.config.koordinator.sh elasticquotaprofiles.quota.koordinator.sh elasticquotas.scheduling.sigs.k8s.io noderesourcetopologies.topology.node.k8s.io nodeslos.slo.koordinator.sh podgroups.scheduling.sigs.k8s.io podmigrationjobs.scheduling.koordinator.sh reservations.scheduling.koordinator.sh "
+    "clustercolocationprofiles.config.koordinator.sh clusternetworktopologies.scheduling.koordinator.sh elasticquotaprofiles.quota.koordinator.sh elasticquotas.scheduling.sigs.k8s.io noderesourcetopologies.topology.node.k8s.io nodeslos.slo.koordinator.sh podgroups.scheduling.sigs.k8s.io podmigrationjobs.scheduling.koordinator.sh recommendations.analysis.koordinator.sh reservations.scheduling.koordinator.sh scheduleexplanations.scheduling.koordinator.sh "
 fi
 if render_and_apply crds-none --set crds.managed=false; then
   expect "crds.managed=false: no CRDs" test -z "$(crds_of "$work/crds-none.sum")"

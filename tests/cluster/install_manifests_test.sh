@@ -182,14 +182,14 @@ if render_and_apply default; then
   }
   expect "default: webhooks mpod-create, mpod-update, vpod, vnode-writes and the ElasticQuota pair, no vconfigmap or vreservation (gates off)" \
     default_webhooks
-  # Koordinator registers its ElasticQuota webhooks with Fail whatever the pods' policy.
+  # Koordinator's chart renders every webhook it lists with Ignore by default.
   default_policy() {
     contains "$mutating$validating" '"failurePolicy":"Ignore"' &&
-      test "$(grep -o '"failurePolicy":"Fail"' <<<"$mutating$validating" | wc -l)" -eq 2 &&
+      lacks "$mutating$validating" '"failurePolicy":"Fail"' &&
       contains "$mutating$validating" '"timeoutSeconds":10' &&
       lacks "$mutating$validating" '"timeoutSeconds":30'
   }
-  expect "default: pod webhooks Ignore failures (the ElasticQuota pair Fail), 10 s timeout" \
+  expect "default: pod and ElasticQuota webhooks Ignore failures, 10 s timeout" \
     default_policy
   expect "default: webhooks call koordinator-webhook-service in $NS" \
     contains "$mutating" \
@@ -369,6 +369,7 @@ fi
 
 # ---- 5. the rest of the values the checks above do not reach ----------------------------------
 if render_and_apply webhook-policy --set webhookConfiguration.failurePolicy.pods=Fail \
+  --set webhookConfiguration.failurePolicy.elasticquotas=Fail \
   --set webhookConfiguration.timeoutSeconds=5; then
   hooks=$(grep 'WebhookConfiguration|' "$work/webhook-policy.sum" || true)
   # vnode-writes keeps Ignore whatever the pods' policy: kubelets' node updates go through it.
@@ -377,7 +378,7 @@ if render_and_apply webhook-policy --set webhookConfiguration.failurePolicy.pods
       test "$(grep -o '"timeoutSeconds":5' <<<"$hooks" | wc -l)" -eq 6 &&
       test "$(grep -o '"failurePolicy":"Ignore"' <<<"$hooks" | wc -l)" -eq 1
   }
-  expect "webhookConfiguration: Fail and 5 s on the three pod webhooks (and the ElasticQuota pair)" \
+  expect "webhookConfiguration: Fail and 5 s on the three pod webhooks and the ElasticQuota pair" \
     fail_fast
 fi
 if render_and_apply namespace \
@@ -409,6 +410,23 @@ if render_and_apply namespace \
         '|image=registry.example/koord:dev|'
   }
   expect "imageRepositoryHost, manager.image.tag, imagePullSecrets" image_values
+fi
+# koordlet.hostDirs: the koordlet's host directories follow Koordinator's keys; the keys koord
+# has no use for (and installation.roleListGroups) render without error and change nothing.
+if render --set koordlet.hostDirs.predictionCheckpointDir=/data/pred \
+  --set koordlet.hostDirs.koordletTSDBDir=/data/tsdb/,koordlet.hostDirs.kubeletLibDir=/data/kubelet \
+  --set koordlet.hostDirs.kubeletConfigDir=/data/etc,koordlet.hostDirs.podResourcesProxyPath=/data/pr \
+  --set 'installation.roleListGroups[0]=apps' >"$work/host-dirs.yaml"; then
+  host_dirs() {
+    grep -q '^            path: /data/pred/$' "$work/host-dirs.yaml" &&
+      grep -q '^            path: /data/tsdb/$' "$work/host-dirs.yaml" &&
+      grep -q '^            path: /data/kubelet/pki$' "$work/host-dirs.yaml" &&
+      ! grep -q -e '/data/etc' -e '/data/pr$' "$work/host-dirs.yaml"
+  }
+  expect "koordlet.hostDirs: prediction checkpoints, metric cache and kubelet pki where set" \
+    host_dirs
+else
+  not_ok "koordlet.hostDirs: renders"
 fi
 if render --set koordlet.enableServiceMonitor=true >"$work/monitor.yaml"; then
   monitor_rendered() {

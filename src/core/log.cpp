@@ -114,16 +114,21 @@ void writeAll(int fd, std::string_view text) {
   }
 }
 
+// klog's host name in file names and headers.
+std::string hostName() {
+  char host[256] = "";
+  if (::gethostname(host, sizeof(host)) != 0)
+    return "unknownhost";
+  host[sizeof(host) - 1] = '\0';
+  return host;
+}
+
 std::string fileHeader() {
   const std::tm tm = localTime(std::chrono::system_clock::now());
-  char host[256] = "unknownhost";
-  if (::gethostname(host, sizeof(host)) != 0)
-    std::strcpy(host, "unknownhost");
-  host[sizeof(host) - 1] = '\0';
   return fmt::format(
       "Log file created at: {:04}/{:02}/{:02} {:02}:{:02}:{:02}\nRunning on machine: {}\n"
       "Binary: koord\nLog line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] msg\n",
-      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, host);
+      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, hostName());
 }
 
 // The line as the current output formats it; called with g_sink_mu held.
@@ -170,10 +175,7 @@ std::string formatJsonLine(Severity severity, const char* file, int line, std::s
 }
 
 std::string logDirFileName(std::string_view program, std::chrono::system_clock::time_point when) {
-  char host[256] = "unknownhost";
-  if (::gethostname(host, sizeof(host)) != 0)
-    std::strcpy(host, "unknownhost");
-  host[sizeof(host) - 1] = '\0';
+  const std::string host = hostName();
   std::string user = "unknownuser";
   if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_name != nullptr)
     user = pw->pw_name;

@@ -71,8 +71,7 @@ bool NodeVolumeLimits::passesEveryNode(const PodInfo& pod) const {
 }
 
 Status NodeVolumeLimits::preFilter(CycleState& state, const PodInfo& pod) {
-  if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
-                   [](const PodVolume& v) { return v.usesClaim(); }))
+  if (passesEveryNode(pod))
     return Status::skip();
   auto data = std::make_unique<CSIState>();
   // 1.20 reports this error from Filter on every node: the cycle ends either way.
@@ -87,8 +86,7 @@ Status NodeVolumeLimits::preFilter(CycleState& state, const PodInfo& pod) {
 Status NodeVolumeLimits::filter(const CycleState& state, const PodInfo& pod,
                                 const NodeInfo& node) const {
   // Nearly every pod has a volume (its service account token); only claims can count here.
-  if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
-                   [](const PodVolume& v) { return v.usesClaim(); }))
+  if (passesEveryNode(pod))
     return Status::success();
   volumelimits::ScratchLease lease;
   if (const auto* cached = state.read<CSIState>(kPreFilterState))

@@ -110,8 +110,7 @@ bool NonCSILimits::passesEveryNode(const PodInfo& pod) const {
 }
 
 Status NonCSILimits::preFilter(CycleState& state, const PodInfo& pod) {
-  if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
-                   [&](const PodVolume& v) { return countsFor(v, plugin_); }))
+  if (passesEveryNode(pod))
     return Status::skip();
   auto data = std::make_unique<InTreeState>();
   // 1.20 reports this error from Filter on every node: the cycle ends either way.
@@ -126,8 +125,7 @@ Status NonCSILimits::preFilter(CycleState& state, const PodInfo& pod) {
 Status NonCSILimits::filter(const CycleState& state, const PodInfo& pod,
                             const NodeInfo& node) const {
   // Nearly every pod has a volume (its service account token); few can count here.
-  if (std::none_of(pod.volumes.begin(), pod.volumes.end(),
-                   [&](const PodVolume& v) { return countsFor(v, plugin_); }))
+  if (passesEveryNode(pod))
     return Status::success();
   volumelimits::ScratchLease lease;
   if (const auto* cached = state.read<InTreeState>(stateKeyOf(plugin_)))

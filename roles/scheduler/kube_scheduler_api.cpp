@@ -146,6 +146,20 @@ kube::Expected<void> KubeSchedulerApi::deletePod(const PodInfo& pod) const {
   return {};
 }
 
+kube::Expected<void> KubeSchedulerApi::evictPod(const PodInfo& pod) const {
+  const auto version = informers_.evictionVersion();
+  if (!version)
+    return kube::makeKubeError("evicting " + pod.key() +
+                               ": the API server has not said which Eviction version it takes");
+  auto r = client_.createSync(
+      podRef(pod, "eviction"),
+      kube::evictionBody(*version, pod.namespace_, pod.name,
+                         json::object{{"preconditions", json::object{{"uid", pod.uid}}}}));
+  if (!r && !kube::isNotFound(r.error()))
+    return toError("evicting " + pod.key(), r.error());
+  return {};
+}
+
 kube::Expected<boost::json::value> KubeSchedulerApi::getPod(const PodInfo& pod) const {
   auto r = client_.getSync(podRef(pod));
   if (!r)

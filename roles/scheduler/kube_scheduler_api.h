@@ -44,6 +44,7 @@ class KubeSchedulerApi final : public SchedulerApi {
   void bindPod(std::shared_ptr<const PodInfo> pod, const std::string& node,
                ApiCallback done) const override;
   kube::Expected<void> deletePod(const PodInfo& pod) const override;
+  kube::Expected<void> evictPod(const PodInfo& pod) const override;
   kube::Expected<void> clearNominatedNodeName(const PodInfo& pod) const override;
   void patchPod(std::shared_ptr<const PodInfo> pod, boost::json::value patch,
                 ApiCallback done) const override;

@@ -95,7 +95,11 @@ SchedulerInformers::SchedulerInformers(kube::RestClient& client, boost::asio::io
                      [](kube::RestClient& c, kube::VersionCallback done) {
                        kube::servedVersionOf(c, "policy", "poddisruptionbudgets", {"v1", "v1beta1"},
                                              std::move(done));
-                     }) {
+                     }),
+      eviction_discovery_(client, io, "pod eviction",
+                          [](kube::RestClient& c, kube::VersionCallback done) {
+                            kube::evictionVersion(c, std::move(done));
+                          }) {
   for (const ObjectDeclaration* d : registry.objects())
     declared_.emplace(d->key, d->make_informer(client, io));
   InformerSpec<ReservationState> spec{
@@ -174,8 +178,14 @@ std::vector<std::shared_ptr<const DisruptionBudget>> SchedulerInformers::disrupt
   return pdbs_->store().byIndex(kube::indexes::kNamespace, std::string(namespace_));
 }
 
+std::optional<std::string> SchedulerInformers::evictionVersion() const {
+  std::lock_guard lock(eviction_mu_);
+  return eviction_version_;
+}
+
 SchedulerInformers::~SchedulerInformers() {
   pdb_discovery_.stop();
+  eviction_discovery_.stop();
 }
 
 void SchedulerInformers::connect(Scheduler& s) {
@@ -249,6 +259,16 @@ void SchedulerInformers::start() {
     informer->start();
   reservations_->start();
   pdb_discovery_.start([this](std::optional<std::string> v) { onPdbVersion(std::move(v)); });
+  eviction_discovery_.start([this](std::optional<std::string> v) {
+    if (v)
+      KOORD_LOG_INFO("scheduler: the API server takes {} Evictions", *v);
+    else
+      KOORD_LOG_WARNING(
+          "scheduler: the API server lists no pods/eviction subresource; ElasticQuota's revoke "
+          "cannot evict pods");
+    std::lock_guard lock(eviction_mu_);
+    eviction_version_ = std::move(v);
+  });
   pods.start();
 }
 
@@ -256,6 +276,7 @@ void SchedulerInformers::stop() {
   pods.stop();
   // Before taking pdb_mu_: an answer under way holds the discovery's lock and wants pdb_mu_.
   pdb_discovery_.stop();
+  eviction_discovery_.stop();
   {
     std::lock_guard lock(pdb_mu_);
     stopped_ = true;

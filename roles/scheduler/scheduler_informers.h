@@ -66,6 +66,10 @@ struct SchedulerInformers {
   std::vector<std::shared_ptr<const DisruptionBudget>> disruptionBudgets(
       std::string_view namespace_) const;
 
+  /// The group version pods/eviction takes ("policy/v1"); nullopt until discovery has answered,
+  /// or when the API server serves no Eviction (ElasticQuota's revoke then evicts nothing).
+  std::optional<std::string> evictionVersion() const;
+
   /// Succeeded and Failed pods are left out by a field selector, as kube-scheduler's pod
   /// informer does: their resources are free and a finished pod's phase change is a delete.
   kube::Informer<PodInfo> pods;
@@ -80,6 +84,9 @@ struct SchedulerInformers {
   kube::RestClient& client_;
   boost::asio::io_context& io_;
   kube::DiscoveryRetry pdb_discovery_;
+  kube::DiscoveryRetry eviction_discovery_;
+  mutable std::mutex eviction_mu_;
+  std::optional<std::string> eviction_version_;  // under eviction_mu_
   mutable std::mutex pdb_mu_;
   bool stopped_ = false;                                    // under pdb_mu_
   std::unique_ptr<kube::Informer<DisruptionBudget>> pdbs_;  // under pdb_mu_, set once

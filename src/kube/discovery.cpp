@@ -276,6 +276,17 @@ void evictionVersion(RestClient& client, VersionCallback done) {
   });
 }
 
+boost::json::value evictionBody(std::string_view api_version, std::string_view namespace_,
+                                std::string_view name, boost::json::object delete_options) {
+  boost::json::object body{
+      {"apiVersion", api_version},
+      {"kind", "Eviction"},
+      {"metadata", boost::json::object{{"name", name}, {"namespace", namespace_}}}};
+  if (!delete_options.empty())
+    body.emplace("deleteOptions", std::move(delete_options));
+  return body;
+}
+
 struct DiscoveryRetry::State : std::enable_shared_from_this<State> {
   State(RestClient& c, boost::asio::io_context& io, std::string w, Probe p)
       : client(c), timer(io), what(std::move(w)), probe(std::move(p)) {}

@@ -190,13 +190,12 @@ void checkEviction(KubeApi& api, const std::string& ns, const std::string& id,
   auto other =
       ok(api->createSync(named(kPods, "", ns), pod("guessed", ns, id, "100m", {}, "", node_name)),
          "create guessed");
-  koord::roles::koordlet::PodMeta guessed;
-  guessed.namespace_ = ns;
-  guessed.name = "guessed";
-  guessed.uid = str(other, {"metadata", "uid"});
-  auto refused =
-      api->createSync(koord::testing::subresource(kPods, "eviction", "guessed", ns),
-                      koord::roles::koordlet::qosmanager::evictionBody(guessed, "policy/v1"));
+  auto refused = api->createSync(
+      koord::testing::subresource(kPods, "eviction", "guessed", ns),
+      koord::kube::evictionBody(
+          "policy/v1", ns, "guessed",
+          boost::json::object{
+              {"preconditions", boost::json::object{{"uid", str(other, {"metadata", "uid"})}}}}));
   CHECK_FALSE(refused.has_value());
   CHECK_FALSE(deleting(*api, ns, "guessed"));
 }

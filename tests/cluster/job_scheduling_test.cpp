@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "audit_log.h"
 #include "cluster_api.h"
 #include "cluster_env.h"
 #include "loopback_http.h"
@@ -25,6 +26,7 @@
 using namespace std::chrono_literals;
 namespace json = boost::json;
 using koord::kube::ResourceRef;
+using koord::testing::auditEntries;
 using koord::testing::eventually;
 using koord::testing::KubeApi;
 using koord::testing::loopbackGet;
@@ -331,5 +333,15 @@ TEST_CASE("job scheduling: gangs bind all or none, quotas hold and give back", "
     REQUIRE(eventually(60s, [&] { return deleting() >= 2; }));
     std::this_thread::sleep_for(3s);
     CHECK(deleting() == 2);
+    // Through the Eviction API, as Koordinator's revoke, so the pods' budgets hold; no delete.
+    int evictions = 0;
+    for (const auto& e : auditEntries("koord-scheduler")) {
+      if (e.resource != "pods" || e.namespace_ != qa.name())
+        continue;
+      CHECK(e.verb != "delete");
+      if (e.verb == "create" && e.subresource == "eviction" && e.code < 300)
+        ++evictions;
+    }
+    CHECK(evictions == 2);
   }
 }

@@ -85,6 +85,11 @@ void servedVersionOf(RestClient& client, std::string group, std::string resource
 /// when the server lists no pods/eviction.
 void evictionVersion(RestClient& client, VersionCallback done);
 
+/// The Eviction POSTed to pods/{name}/eviction, in the group version evictionVersion answered;
+/// `delete_options` (preconditions, grace period; may be empty) goes in as the API has it.
+boost::json::value evictionBody(std::string_view api_version, std::string_view namespace_,
+                                std::string_view name, boost::json::object delete_options);
+
 /// Runs a discovery until the API server answers: a failed try (no connection, 5xx, 403) is
 /// logged and tried again after WatchBackoff's jittered delay, so a component started before
 /// its API server waits for it instead of acting on a guess. `done` runs once, on the

@@ -8,6 +8,7 @@
 
 #include "koord/apis/pod_migration_job.h"
 #include "koord/core/log.h"
+#include "koord/kube/discovery.h"
 #include "koord/kube/event_recorder.h"
 #include "koord/kube/rest_client.h"
 #include "koord/kube/time.h"
@@ -94,12 +95,9 @@ bool ApiPodEvictor::evict(const Pod& pod, const EvictOptions& options) {
             pod.key());
         return false;
       }
-      json::object body{
-          {"apiVersion", *version},
-          {"kind", "Eviction"},
-          {"metadata", json::object{{"name", pod.name}, {"namespace", pod.namespace_}}},
-          {"deleteOptions", apis::toJson(delete_options)}};
-      result = client_.createSync(podRef(pod, "eviction"), json::value(std::move(body)));
+      result = client_.createSync(podRef(pod, "eviction"),
+                                  kube::evictionBody(*version, pod.namespace_, pod.name,
+                                                     apis::toJson(delete_options).as_object()));
       break;
     }
   }

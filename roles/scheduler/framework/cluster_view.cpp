@@ -19,6 +19,10 @@ kube::Expected<void> ClusterView::deletePod(const PodInfo& pod) const {
   return kube::makeKubeError("deleting " + pod.key() + ": this scheduler has no API client");
 }
 
+kube::Expected<void> ClusterView::evictPod(const PodInfo& pod) const {
+  return kube::makeKubeError("evicting " + pod.key() + ": this scheduler has no API client");
+}
+
 kube::Expected<void> ClusterView::clearNominatedNodeName(const PodInfo& pod) const {
   return kube::makeKubeError("clearing the nomination of " + pod.key() +
                              ": this scheduler has no API client");

@@ -85,6 +85,10 @@ class ClusterView {
   /// Deletes a preemption victim (with its UID as precondition). Blocks the calling thread: only
   /// for the scheduling thread, never the reactor's.
   virtual kube::Expected<void> deletePod(const PodInfo& pod) const;
+  /// Evicts a pod through the Eviction API (with its UID as precondition), so the API server
+  /// holds its PodDisruptionBudgets: ElasticQuota's revoke, as Koordinator's. Blocks, like
+  /// deletePod; an error when the API server has not said which Eviction version it takes.
+  virtual kube::Expected<void> evictPod(const PodInfo& pod) const;
   /// Clears status.nominatedNodeName of a pod whose nomination preemption gave away. Blocks.
   virtual kube::Expected<void> clearNominatedNodeName(const PodInfo& pod) const;
   /// Sends a JSON merge patch for the pod (DefaultPreBind: the plugins' changes in one write);

@@ -171,3 +171,17 @@ TEST_CASE("discovery: an API server that does not answer is tried again, never g
   io.stop();
   runner.join();
 }
+
+TEST_CASE("discovery: the Eviction body carries the discovered apiVersion and the options") {
+  for (const char* version : {"policy/v1", "policy/v1beta1"}) {
+    auto body = evictionBody(version, "ns", "be-0",
+                             json::object{{"preconditions", json::object{{"uid", "uid-0"}}}});
+    CHECK(body.at("apiVersion").as_string() == version);
+    CHECK(body.at("kind").as_string() == "Eviction");
+    CHECK(body.at("metadata").at("name").as_string() == "be-0");
+    CHECK(body.at("metadata").at("namespace").as_string() == "ns");
+    CHECK(body.at("deleteOptions").at("preconditions").at("uid").as_string() == "uid-0");
+  }
+  // No options: no deleteOptions at all, which the API server reads as the defaults.
+  CHECK_FALSE(evictionBody("policy/v1", "ns", "be-0", {}).as_object().contains("deleteOptions"));
+}

@@ -137,10 +137,15 @@ TEST_CASE("leader election: candidates on shared io threads lead one at a time a
     std::lock_guard lock(mu);
     CHECK(stopped[first] == 1);
   }
+  // The successor counts once its on_started_leading has run: isLeader() turns true a moment
+  // before, and an elector stopped in that moment never calls it.
   REQUIRE(waitFor(
       [&] {
         const auto now = leaders();
-        return now.size() == 1 && now.front() != first;
+        if (now.size() != 1 || now.front() == first)
+          return false;
+        std::lock_guard lock(mu);
+        return started[now.front()] == 1;
       },
       20s));
 

@@ -49,14 +49,6 @@ struct PodEvictor::Impl {
   }
 };
 
-json::value evictionBody(const PodMeta& pod, std::string_view api_version) {
-  return json::object{
-      {"apiVersion", api_version},
-      {"kind", "Eviction"},
-      {"metadata", json::object{{"name", pod.name}, {"namespace", pod.namespace_}}},
-      {"deleteOptions", json::object{{"preconditions", json::object{{"uid", pod.uid}}}}}};
-}
-
 PodEvictor::PodEvictor(kube::RestClient& client, kube::EventRecorder& events,
                        metrics::Registry& registry, std::string node_name)
     : impl_(std::make_shared<Impl>(client, events, registry, std::move(node_name))) {}
@@ -133,7 +125,9 @@ void PodEvictor::evict(const PodMeta& pod, std::string reason, std::string messa
   }
   // Recorded when tried, as Koordinator does: the Event and the log line say how it ended.
   audit::V(0).pod(pod.namespace_, pod.name).reason(reason).message(message).record();
-  json::value body = evictionBody(pod, version);
+  json::value body =
+      kube::evictionBody(version, pod.namespace_, pod.name,
+                         json::object{{"preconditions", json::object{{"uid", pod.uid}}}});
   kube::ObjectReference ref{"Pod", "v1", pod.namespace_, pod.name, pod.uid, "", ""};
   auto text = fmt::format("evict Pod:{}/{}, reason: {}, message: {}", pod.namespace_, pod.name,
                           reason, message);

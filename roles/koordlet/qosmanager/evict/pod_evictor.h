@@ -4,8 +4,6 @@
 // is gone from 1.25 on and policy/v1 unknown before 1.22.
 #pragma once
 
-#include <boost/json/value.hpp>
-
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -25,9 +23,6 @@ class EventRecorder;
 }  // namespace koord::kube
 
 namespace koord::roles::koordlet::qosmanager {
-
-/// The Eviction POSTed to pods/<name>/eviction, in `api_version` ("policy/v1").
-boost::json::value evictionBody(const PodMeta& pod, std::string_view api_version);
 
 class PodEvictor {
  public:

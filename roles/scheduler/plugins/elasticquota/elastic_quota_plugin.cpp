@@ -308,13 +308,16 @@ void ElasticQuotaPlugin::syncStatusOnce() {
 std::vector<std::string> ElasticQuotaPlugin::revokeOnce(std::chrono::system_clock::time_point now) {
   std::vector<std::string> out;
   for (const auto& p : manager_.revokeOverUsedQuotas(now)) {
+    if (p.terminating)
+      continue;  // on its way out from an earlier round
     PodInfo victim;
     victim.namespace_ = p.namespace_;
     victim.name = p.name;
     victim.uid = p.uid;
     KOORD_LOG_INFO("elasticquota: revoking {} : its quota uses more than its runtime quota",
                    victim.key());
-    if (auto r = handle_.cluster().deletePod(victim); !r) {
+    // The Eviction API, as Koordinator's revoke: the API server holds the pod's budgets.
+    if (auto r = handle_.cluster().evictPod(victim); !r) {
       KOORD_LOG_WARNING("elasticquota: revoking {}: {}", victim.key(), r.error().message);
       continue;
     }

@@ -21,8 +21,13 @@ bool lessImportantPod(const QuotaPod& a, const QuotaPod& b,
 std::vector<QuotaPod> choosePodsToRevoke(const Resources& used, const Resources& runtime,
                                          std::vector<QuotaPod> assigned_pods,
                                          std::chrono::system_clock::time_point now) {
+  // Pods already terminating go first: they are given back whatever is decided.
   std::sort(assigned_pods.begin(), assigned_pods.end(),
-            [now](const QuotaPod& a, const QuotaPod& b) { return lessImportantPod(a, b, now); });
+            [now](const QuotaPod& a, const QuotaPod& b) {
+              if (a.terminating != b.terminating)
+                return a.terminating;
+              return lessImportantPod(a, b, now);
+            });
   Resources left = used;
   std::vector<QuotaPod> taken;
   for (QuotaPod& pod : assigned_pods) {
@@ -38,7 +43,7 @@ std::vector<QuotaPod> choosePodsToRevoke(const Resources& used, const Resources&
   std::vector<QuotaPod> revoked;
   for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
     Resources back = addResources(left, it->request);
-    if (fitsWithin(back, runtime))
+    if (!it->terminating && fitsWithin(back, runtime))
       left = std::move(back);
     else
       revoked.push_back(std::move(*it));

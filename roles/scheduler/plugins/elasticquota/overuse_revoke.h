@@ -19,8 +19,9 @@ bool lessImportantPod(const QuotaPod& a, const QuotaPod& b,
                       std::chrono::system_clock::time_point now);
 
 /// The assigned pods to evict so that `used` comes back within `runtime`. Pods are taken least
-/// important first, non-preemptible ones never, until used fits; then, most important first,
-/// each taken pod that would still fit is given back. When even taking every preemptible pod
+/// important first (terminating ones before all others), non-preemptible ones never, until used
+/// fits; then, most important first, each taken pod that would still fit and is not terminating
+/// is given back. When even taking every preemptible pod
 /// does not bring used within runtime, all of them are returned.
 std::vector<QuotaPod> choosePodsToRevoke(const Resources& used, const Resources& runtime,
                                          std::vector<QuotaPod> assigned_pods,

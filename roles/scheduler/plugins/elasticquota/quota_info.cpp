@@ -28,6 +28,7 @@ QuotaPod quotaPodFromPodInfo(const PodInfo& pod) {
   out.non_preemptible = apis::isPodNonPreemptible(pod.labels);
   out.assigned =
       !pod.node_name.empty() && pod.phase != PodPhase::kSucceeded && pod.phase != PodPhase::kFailed;
+  out.terminating = pod.terminating;
   return out;
 }
 

@@ -49,6 +49,9 @@ struct QuotaPod {
   bool non_preemptible = false;
   /// Has a node and has not terminated: its request counts as used from the moment it is seen.
   bool assigned = false;
+  /// metadata.deletionTimestamp set: still counted as used until it is gone, so a revoke picks
+  /// it as already given back instead of taking another pod, and sends it no second eviction.
+  bool terminating = false;
 };
 
 QuotaPod quotaPodFromPodInfo(const PodInfo& pod);

@@ -29,17 +29,6 @@ PodMeta victim() {
 
 }  // namespace
 
-TEST_CASE("pod evictor: the Eviction body carries the discovered apiVersion") {
-  for (const char* version : {"policy/v1", "policy/v1beta1"}) {
-    auto body = qosmanager::evictionBody(victim(), version);
-    CHECK(body.at("apiVersion").as_string() == version);
-    CHECK(body.at("kind").as_string() == "Eviction");
-    CHECK(body.at("metadata").at("name").as_string() == "be-0");
-    CHECK(body.at("metadata").at("namespace").as_string() == "ns");
-    CHECK(body.at("deleteOptions").at("preconditions").at("uid").as_string() == "uid-0");
-  }
-}
-
 TEST_CASE("pod evictor: no eviction before the API server said which version it takes") {
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);

@@ -51,6 +51,25 @@ TEST_CASE("Revoke: least important first, given back when they still fit",
   CHECK(lessImportantPod(pod("pending", 1, true, 5), started(pod("old", 1, true, 5), t0), t0 + 1h));
 }
 
+TEST_CASE("Revoke: a pod already terminating counts as given back before any other",
+          "[scheduler][elasticquota]") {
+  QuotaPod going = started(pod("going", cores(3), true, 10), t0);
+  going.terminating = true;
+  const std::vector<QuotaPod> pods = {
+      going,
+      started(pod("low", cores(3), true, 1), t0),
+      started(pod("mid", cores(4), true, 5), t0),
+  };
+  // Used 10 over a runtime of 7: the terminating pod alone brings it back, although it is the
+  // most important; low keeps running.
+  CHECK(names(choosePodsToRevoke({{"cpu", cores(10)}}, {{"cpu", cores(7)}}, pods, t0 + 1h)) ==
+        std::vector<std::string>{"going"});
+  // Over by more: the terminating pod, then the least important, and the terminating one is
+  // never handed back even where it would fit.
+  CHECK(names(choosePodsToRevoke({{"cpu", cores(10)}}, {{"cpu", cores(4)}}, pods, t0 + 1h)) ==
+        std::vector<std::string>{"low", "going"});
+}
+
 TEST_CASE("Revoke: only after delayEvictTime over runtime", "[scheduler][elasticquota]") {
   GroupQuotaManager m{ElasticQuotaArgs{}};  // delayEvictTime 120s
   REQUIRE(m.updateQuota(quota({.name = "q1", .max_cores = 20})).has_value());

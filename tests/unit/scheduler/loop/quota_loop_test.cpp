@@ -42,6 +42,10 @@ class QuotaApi final : public SchedulerApi {
     deleted.push_back(pod.key());
     return {};
   }
+  kube::Expected<void> evictPod(const PodInfo& pod) const override {
+    evicted.push_back(pod.key());
+    return {};
+  }
   std::shared_ptr<const PodInfo> currentPod(const std::string& key) const override {
     auto it = pods.find(key);
     return it == pods.end() ? nullptr : it->second;
@@ -61,6 +65,7 @@ class QuotaApi final : public SchedulerApi {
   std::map<std::string, std::shared_ptr<const PodInfo>> pods;
   mutable std::map<std::string, std::string> bindings;
   mutable std::vector<std::string> deleted;
+  mutable std::vector<std::string> evicted;
   mutable std::vector<std::pair<std::string, std::string>> patches;
   std::map<std::string, std::string> failures;
 };
@@ -215,11 +220,27 @@ TEST_CASE("quota loop: a child borrowing its sibling's idle min gives it back",
   f.add(f.pod("b", "b1", 2000));
   f.plugin().revokeOnce(std::chrono::system_clock::now());
   auto revoked = f.plugin().revokeOnce(std::chrono::system_clock::now() + 1s);
-  revoked.insert(revoked.end(), f.api.deleted.begin(), f.api.deleted.end());
+  revoked.insert(revoked.end(), f.api.evicted.begin(), f.api.evicted.end());
   std::set<std::string> unique(revoked.begin(), revoked.end());
   CHECK(unique.size() == 2);
+  // Evicted, as Koordinator's revoke does, so disruption budgets hold; never deleted.
+  CHECK_FALSE(f.api.evicted.empty());
+  CHECK(f.api.deleted.empty());
   for (const auto& key : unique)
     CHECK(key.rfind("a/", 0) == 0);
+
+  // The evicted pods terminate slowly: still counted, they are not evicted again, and no other
+  // pod of a is taken in their place.
+  for (const auto& key : unique) {
+    auto terminating = std::make_shared<PodInfo>(*f.api.pods[key]);
+    terminating->terminating = true;
+    f.scheduler.onPodUpdate(*f.api.pods[key], *terminating);
+    f.api.pods[key] = terminating;
+  }
+  f.api.evicted.clear();
+  f.plugin().revokeOnce(std::chrono::system_clock::now() + 2s);
+  CHECK(f.plugin().revokeOnce(std::chrono::system_clock::now() + 3s).empty());
+  CHECK(f.api.evicted.empty());
 }
 
 }  // namespace

@@ -105,6 +105,7 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
       return true;
     };
   }
+  qo.sort_handle = [first](const PodInfo& pod) { return first->queueSortHandle(pod); };
   auto queue = SchedulingQueue::create(
       [first](const QueuedPodInfo& a, const QueuedPodInfo& b) {
         return first->queueSortLess(a, b);

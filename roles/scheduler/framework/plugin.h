@@ -46,11 +46,18 @@ struct QueuedPodInfo {
   std::chrono::steady_clock::time_point timestamp{};  // when added (or re-added) to the queue
   std::chrono::steady_clock::time_point initial_attempt_timestamp{};
   int attempts = 0;
+  /// What the QueueSort plugin keeps at hand for this pod's comparisons (its sortHandle, taken
+  /// when the pod enters the active queue); null when it keeps nothing.
+  std::shared_ptr<const void> sort_handle = nullptr;
 };
 
 class QueueSortPlugin : public virtual Plugin {
  public:
   virtual bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+  /// Called once as a pod enters the active queue, under the queue's lock: state the plugin's
+  /// less() would otherwise look up on every comparison (a heap pop compares a pod many times).
+  /// The plugin must tolerate a handle that went stale while the pod waited.
+  virtual std::shared_ptr<const void> sortHandle(const PodInfo& /*pod*/) const { return nullptr; }
 };
 
 /// PreEnqueue (kube-scheduler 1.26+): whether a pending pod may enter the active queue at all.

@@ -5,14 +5,16 @@
 namespace koord::roles::scheduler {
 
 void PodHeap::addOrUpdate(QueuedPodInfo info) {
+  if (handle_)
+    info.sort_handle = handle_(*info.pod);
   std::string key = info.pod->key();
   if (auto it = index_.find(key); it != index_.end()) {
     entries_[it->second].info = std::move(info);
     fix(it->second);
     return;
   }
-  entries_.push_back(Entry{key, std::move(info)});
-  index_.emplace(std::move(key), entries_.size() - 1);
+  auto [it, inserted] = index_.emplace(std::move(key), entries_.size());
+  entries_.push_back(Entry{std::move(info), &*it});
   up(entries_.size() - 1);
 }
 
@@ -37,10 +39,9 @@ std::optional<QueuedPodInfo> PodHeap::pop() {
   return top;
 }
 
-void PodHeap::swapAt(std::size_t a, std::size_t b) {
-  std::swap(entries_[a], entries_[b]);
-  index_[entries_[a].key] = a;
-  index_[entries_[b].key] = b;
+void PodHeap::place(std::size_t i, Entry&& e) {
+  entries_[i] = std::move(e);
+  entries_[i].slot->second = i;
 }
 
 void PodHeap::fix(std::size_t i) {
@@ -48,43 +49,65 @@ void PodHeap::fix(std::size_t i) {
     down(i);
 }
 
+// Moves through a hole rather than by swaps: each step writes one entry instead of two.
 bool PodHeap::up(std::size_t i) {
-  const std::size_t start = i;
-  while (i > 0) {
+  if (i == 0 || !lessAt(i, (i - 1) / 2))
+    return false;
+  Entry moving = std::move(entries_[i]);
+  do {
     const std::size_t parent = (i - 1) / 2;
-    if (!lessAt(i, parent))
-      break;
-    swapAt(i, parent);
+    place(i, std::move(entries_[parent]));
     i = parent;
-  }
-  return i != start;
+  } while (i > 0 && less_(moving.info, entries_[(i - 1) / 2].info));
+  place(i, std::move(moving));
+  return true;
 }
 
 void PodHeap::down(std::size_t i) {
   const std::size_t n = entries_.size();
+  Entry moving = std::move(entries_[i]);
   for (;;) {
-    std::size_t smallest = i;
     const std::size_t left = 2 * i + 1;
-    const std::size_t right = left + 1;
-    if (left < n && lessAt(left, smallest))
-      smallest = left;
-    if (right < n && lessAt(right, smallest))
-      smallest = right;
-    if (smallest == i)
-      return;
-    swapAt(i, smallest);
-    i = smallest;
+    if (left >= n)
+      break;
+    std::size_t child = left;
+    if (left + 1 < n && lessAt(left + 1, left))
+      child = left + 1;
+    if (!less_(entries_[child].info, moving.info))
+      break;
+    place(i, std::move(entries_[child]));
+    i = child;
   }
+  place(i, std::move(moving));
 }
 
+// The hole left at `i` sinks to a leaf along the smaller children, one comparison a level, and
+// the last entry then rises from there (Floyd's method). The last entry nearly always belongs
+// near the bottom, so this takes about half the comparisons of sifting it down from `i`; the
+// queue's order can be costly to compare (Coscheduling reads its gangs' rounds).
 void PodHeap::removeAt(std::size_t i) {
-  const std::size_t last = entries_.size() - 1;
-  if (i != last)
-    swapAt(i, last);
-  index_.erase(entries_.back().key);
+  index_.erase(index_.find(entries_[i].slot->first));
+  Entry moving = std::move(entries_.back());
   entries_.pop_back();
-  if (i < entries_.size())
-    fix(i);
+  const std::size_t n = entries_.size();
+  if (i == n)
+    return;
+  for (;;) {
+    const std::size_t left = 2 * i + 1;
+    if (left >= n)
+      break;
+    std::size_t child = left;
+    if (left + 1 < n && lessAt(left + 1, left))
+      child = left + 1;
+    place(i, std::move(entries_[child]));
+    i = child;
+  }
+  while (i > 0 && less_(moving.info, entries_[(i - 1) / 2].info)) {
+    const std::size_t parent = (i - 1) / 2;
+    place(i, std::move(entries_[parent]));
+    i = parent;
+  }
+  place(i, std::move(moving));
 }
 
 }  // namespace koord::roles::scheduler

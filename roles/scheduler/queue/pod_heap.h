@@ -18,8 +18,11 @@ namespace koord::roles::scheduler {
 class PodHeap {
  public:
   using Less = std::function<bool(const QueuedPodInfo&, const QueuedPodInfo&)>;
+  using Handle = std::function<std::shared_ptr<const void>(const PodInfo&)>;
 
-  explicit PodHeap(Less less) : less_(std::move(less)) {}
+  /// `handle`, when given, sets each entry's sort_handle as it is added or replaced.
+  explicit PodHeap(Less less, Handle handle = {})
+      : less_(std::move(less)), handle_(std::move(handle)) {}
 
   /// Inserts, or replaces the entry with the same key and restores its place (client-go's
   /// heap Add and Update are the same operation). `info.pod` must not be null.
@@ -43,15 +46,19 @@ class PodHeap {
   }
 
  private:
+  using Index = std::unordered_map<std::string, std::size_t>;
+  /// `slot` is the entry's own record in index_ (map nodes do not move), so a move within the
+  /// heap updates its position without hashing the key again.
   struct Entry {
-    std::string key;
     QueuedPodInfo info;
+    Index::value_type* slot = nullptr;
   };
 
   bool lessAt(std::size_t a, std::size_t b) const {
     return less_(entries_[a].info, entries_[b].info);
   }
-  void swapAt(std::size_t a, std::size_t b);
+  /// Stores `e` at `i` and records the position.
+  void place(std::size_t i, Entry&& e);
   /// Moves entry `i` up or down until the heap property holds again.
   void fix(std::size_t i);
   bool up(std::size_t i);
@@ -59,8 +66,9 @@ class PodHeap {
   void removeAt(std::size_t i);
 
   Less less_;
+  Handle handle_;
   std::vector<Entry> entries_;
-  std::unordered_map<std::string, std::size_t> index_;  // key -> position in entries_
+  Index index_;  // key -> position in entries_
 };
 
 }  // namespace koord::roles::scheduler

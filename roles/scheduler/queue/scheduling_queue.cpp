@@ -69,7 +69,7 @@ SchedulingQueue::SchedulingQueue(Less less, SchedulingQueueOptions options)
       now_(options.now ? std::move(options.now) : [] { return std::chrono::steady_clock::now(); }),
       on_incoming_(std::move(options.on_incoming)),
       pre_enqueue_(std::move(options.pre_enqueue)),
-      active_(std::move(less)),
+      active_(std::move(less), std::move(options.sort_handle)),
       backoff_([initial = options.pod_initial_backoff, max = options.pod_max_backoff](
                    const QueuedPodInfo& a, const QueuedPodInfo& b) {
         return a.timestamp + podBackoffDuration(a.attempts, initial, max) <

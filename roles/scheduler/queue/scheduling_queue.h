@@ -46,6 +46,9 @@ struct SchedulingQueueOptions {
   /// an update passes. Empty lets every pod in. Called without the queue's lock, from informer
   /// threads: thread-safe, and it must not call back into the queue.
   std::function<bool(const PodInfo&)> pre_enqueue;
+  /// The QueueSort plugin's sortHandle, taken for each pod entering the active queue; empty
+  /// when it keeps none. Called with the queue's lock held.
+  PodHeap::Handle sort_handle;
 };
 
 /// Errors name the configuration field: podInitialBackoffSeconds must be positive and

@@ -40,6 +40,9 @@ class Framework final : public FrameworkHandle {
   bool queueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
     return queue_sort_->less(a, b);
   }
+  std::shared_ptr<const void> queueSortHandle(const PodInfo& pod) const {
+    return queue_sort_->sortHandle(pod);
+  }
 
   /// The snapshot the next extension-point calls see (the scheduler sets it per cycle).
   void setSnapshot(const Snapshot* snapshot) { snapshot_ = snapshot; }

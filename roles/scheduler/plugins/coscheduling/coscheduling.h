@@ -47,6 +47,9 @@ class Coscheduling final : public QueueSortPlugin,
   /// Priority, then the koordinator.sh/priority sub-priority, then the gang order (a group's
   /// members together, groups by the start of their round).
   bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override;
+  std::shared_ptr<const void> sortHandle(const PodInfo& pod) const override {
+    return gangs_.sortHandle(pod);
+  }
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   Status postFilter(CycleState& state, const PodInfo& pod, const NodeStatusMap& filtered,
                     PostFilterResult& result) override;

@@ -4,10 +4,33 @@
 
 namespace koord::roles::scheduler::coscheduling {
 
+GangGroup::ChildRound& GangGroup::child(const std::string& pod, const Gang& owner) {
+  auto& slot = children[pod];
+  if (!slot)
+    slot = std::make_shared<ChildRound>();
+  slot->gang = &owner;
+  return *slot;
+}
+
+void GangGroup::forgetPod(const std::string& pod) {
+  auto it = children.find(pod);
+  if (it == children.end())
+    return;
+  it->second->gang = nullptr;
+  children.erase(it);
+}
+
+void GangGroup::detachGang(const Gang& gang) {
+  for (auto& [pod, c] : children) {
+    if (c->gang == &gang)
+      c->gang = nullptr;
+  }
+}
+
 void GangGroup::trySetScheduleCycleValid() {
   int reached = 0;
   for (const auto& [pod, child] : children) {
-    if (child.cycle == schedule_cycle)
+    if (child->cycle == schedule_cycle)
       ++reached;
   }
   int expected = 0;
@@ -19,19 +42,20 @@ void GangGroup::trySetScheduleCycleValid() {
   }
 }
 
-void GangGroup::resetPodLastScheduleTime(const std::string& pod, SteadyTime now) {
+void GangGroup::resetPodLastScheduleTime(const std::string& pod, const Gang& owner,
+                                         SteadyTime now) {
   bool all_current = true;
-  for (const auto& [key, child] : children) {
-    if (child.has_schedule_time && child.last_schedule_time != last_schedule_time) {
+  for (const auto& [key, c] : children) {
+    if (c->has_schedule_time && c->last_schedule_time != last_schedule_time) {
       all_current = false;
       break;
     }
   }
   if (all_current)
     last_schedule_time = now;
-  ChildRound& child = children[pod];
-  child.has_schedule_time = true;
-  child.last_schedule_time = last_schedule_time;
+  ChildRound& c = child(pod, owner);
+  c.has_schedule_time = true;
+  c.last_schedule_time = last_schedule_time;
 }
 
 Gang::Gang(std::string gang_id) : id(std::move(gang_id)) {

@@ -16,6 +16,8 @@ namespace koord::roles::scheduler::coscheduling {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
+struct Gang;
+
 /// The gangs that must all be satisfied before any of their pods binds (one gang alone, or the
 /// gangs a groups annotation lists). Strict gangs go through PreFilter in rounds: each member
 /// once per round, a new round once every member (of every gang of the group) has had its
@@ -32,26 +34,34 @@ struct GangGroup {
   /// group's members stay together and a group that had its round goes behind the others.
   SteadyTime last_schedule_time{};
   /// A member's place in the rounds. One entry holds both figures: the queue reads them together
-  /// on every comparison.
+  /// on every comparison, through the pod's sort handle (a shared reference to the entry).
   struct ChildRound {
     /// The round it last went through PreFilter in; 0 before its first (rounds start at 1).
     int cycle = 0;
     bool has_schedule_time = false;
     SteadyTime last_schedule_time{};
+    /// The member's gang while the entry is in `children`; null once the pod is forgotten or
+    /// its gang dropped, which tells a handle still held by the queue that it is stale.
+    const Gang* gang = nullptr;
   };
   /// By pod key.
-  std::unordered_map<std::string, ChildRound> children;
+  std::unordered_map<std::string, std::shared_ptr<ChildRound>> children;
 
+  /// The member's entry, made when new; `owner` is its gang.
+  ChildRound& child(const std::string& pod, const Gang& owner);
   /// Starts the next round, valid again, once every expected member reached this one.
   void trySetScheduleCycleValid();
   /// Starts a new round time once every member has the current one, and gives it to `pod`.
-  void resetPodLastScheduleTime(const std::string& pod, SteadyTime now);
-  void initPodLastScheduleTime(const std::string& pod) {
-    ChildRound& child = children[pod];
-    child.has_schedule_time = true;
-    child.last_schedule_time = last_schedule_time;
+  void resetPodLastScheduleTime(const std::string& pod, const Gang& owner, SteadyTime now);
+  void initPodLastScheduleTime(const std::string& pod, const Gang& owner) {
+    ChildRound& c = child(pod, owner);
+    c.has_schedule_time = true;
+    c.last_schedule_time = last_schedule_time;
   }
-  void forgetPod(const std::string& pod) { children.erase(pod); }
+  void forgetPod(const std::string& pod);
+  /// Marks the entries of `gang`'s members stale (the gang is going away); they stay for the
+  /// rounds' counts until their pods are forgotten.
+  void detachGang(const Gang& gang);
 };
 
 struct Gang {

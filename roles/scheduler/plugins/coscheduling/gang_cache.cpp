@@ -73,6 +73,7 @@ void GangCache::dropGangLocked(const std::string& id) {
   waiting_ -= gang->waiting_for_bind.size();
   if (!gang->group)
     return;
+  gang->group->detachGang(*gang);
   for (const auto& member : gang->group->gangs) {
     if (gangs_.contains(member))
       return;
@@ -130,9 +131,9 @@ std::vector<std::string> GangCache::onPodAdd(const PodInfo& pod) {
       }
     }
     attachGroupLocked(gang);
-    gang.group->initPodLastScheduleTime(key);
+    gang.group->initPodLastScheduleTime(key, gang);
   } else if (gang.group) {
-    gang.group->initPodLastScheduleTime(key);
+    gang.group->initPodLastScheduleTime(key, gang);
   }
   gang.children[key] = pod.phase;
   if (pod.assigned()) {
@@ -191,7 +192,7 @@ std::vector<std::string> GangCache::podGroupEventLocked(const apis::PodGroup& gr
   attachGroupLocked(gang);
   if (create) {
     for (const auto& [key, phase] : gang.children)
-      gang.group->initPodLastScheduleTime(key);
+      gang.group->initPodLastScheduleTime(key, gang);
   }
   return childrenIfCompleteLocked(gang, was_ready);
 }
@@ -246,10 +247,10 @@ PreFilterOutcome GangCache::preFilter(const PodInfo& pod, bool skip_cycle_check)
   if (skip_cycle_check || !gang->group)
     return out;
   GangGroup& group = *gang->group;
-  group.resetPodLastScheduleTime(key, now_());
+  group.resetPodLastScheduleTime(key, *gang, now_());
   group.trySetScheduleCycleValid();
   const int cycle = group.schedule_cycle;
-  int& child_cycle = group.children[key].cycle;
+  int& child_cycle = group.child(key, *gang).cycle;
   const int pod_cycle = child_cycle;
   // The member has had its turn in this round, whatever the answer below.
   child_cycle = cycle;
@@ -380,6 +381,17 @@ bool GangCache::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
     Key k{q.timestamp, {}, 0};
     if (pod.gang_id.empty())
       return k;
+    // The handle sortHandle gave: the member's entry, read without looking anything up. The
+    // same answer as below, where the lookup finds that entry.
+    if (q.sort_handle) {
+      const auto* child = static_cast<const GangGroup::ChildRound*>(q.sort_handle.get());
+      if (child->gang != nullptr) {
+        k.group = child->gang->spec.group_id;
+        k.time = child->has_schedule_time ? child->last_schedule_time : SteadyTime{};
+        k.cycle = child->cycle;
+        return k;
+      }
+    }
     const Gang* gang = findLocked(pod.gang_id);
     if (gang == nullptr)
       return k;
@@ -390,9 +402,9 @@ bool GangCache::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
       thread_local std::string key;
       key.assign(pod.namespace_).append(1, '/').append(pod.name);
       if (auto it = gang->group->children.find(key); it != gang->group->children.end()) {
-        if (it->second.has_schedule_time)
-          k.time = it->second.last_schedule_time;
-        k.cycle = it->second.cycle;
+        if (it->second->has_schedule_time)
+          k.time = it->second->last_schedule_time;
+        k.cycle = it->second->cycle;
       }
     }
     return k;
@@ -410,6 +422,20 @@ bool GangCache::less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
   if (a.pod->name != b.pod->name)
     return a.pod->name < b.pod->name;
   return a.pod->namespace_ < b.pod->namespace_;
+}
+
+std::shared_ptr<const void> GangCache::sortHandle(const PodInfo& pod) const {
+  if (pod.gang_id.empty())
+    return nullptr;
+  const std::string key = podKey(pod);
+  std::lock_guard lock(mu_);
+  const Gang* gang = findLocked(pod.gang_id);
+  if (gang == nullptr || !gang->group)
+    return nullptr;
+  auto it = gang->group->children.find(key);
+  if (it == gang->group->children.end() || it->second->gang != gang)
+    return nullptr;
+  return it->second;
 }
 
 // ---- reads ----

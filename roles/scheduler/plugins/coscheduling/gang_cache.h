@@ -94,6 +94,9 @@ class GangCache {
   /// sub-priority: the group's round time (a pod's queue time outside gangs), then group id,
   /// gang id, round and name.
   bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const;
+  /// The member's round entry, which less() then reads without a lookup while the member stays
+  /// in its gang; null for pods outside gangs or not yet in a group (less() looks those up).
+  std::shared_ptr<const void> sortHandle(const PodInfo& pod) const;
 
   /// nullopt when the gang is unknown.
   std::optional<GangMembers> members(const std::string& gang_id) const;

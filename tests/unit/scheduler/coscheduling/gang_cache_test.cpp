@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "koord/apis/gang.h"
 #include "plugins/coscheduling/gang_cache.h"
@@ -228,6 +229,54 @@ TEST_CASE("gang cache: the queue keeps a group's members together, in round orde
   c.now = SteadyTime{} + 40s;
   c.cache.preFilter(a, false);
   CHECK(c.cache.less(qb, qa));
+}
+
+TEST_CASE("gang cache: the queue's handles give the order a lookup gives, stale ones too",
+          "[coscheduling][gang]") {
+  Cache c;
+  std::vector<PodInfo> pods;
+  for (const char* gang : {"x", "y"}) {
+    for (int i = 0; i < 3; ++i) {
+      c.now += 1s;
+      pods.push_back(pod({.name = std::string(gang) + std::to_string(i), .gang = gang}));
+      c.cache.onPodAdd(pods.back());
+    }
+  }
+  pods.push_back(pod({.name = "loner", .gang = ""}));
+  pods.back().gang_id.clear();
+  std::vector<QueuedPodInfo> with, without;
+  for (const auto& p : pods) {
+    auto ptr = std::make_shared<PodInfo>(p);
+    with.push_back(QueuedPodInfo{ptr, c.now, {}, 0, c.cache.sortHandle(p)});
+    without.push_back(QueuedPodInfo{ptr, c.now, {}, 0, nullptr});
+  }
+  CHECK(with.front().sort_handle != nullptr);
+  CHECK(with.back().sort_handle == nullptr);  // outside gangs: nothing to keep
+  auto sameOrder = [&] {
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      for (std::size_t j = 0; j < pods.size(); ++j) {
+        INFO(pods[i].name << " < " << pods[j].name);
+        CHECK(c.cache.less(with[i], with[j]) == c.cache.less(without[i], without[j]));
+      }
+    }
+  };
+  sameOrder();
+  // Rounds move on: the handles see the members' new round times and cycles.
+  c.now += 10s;
+  c.cache.preFilter(pods[0], false);
+  c.cache.preFilter(pods[4], false);
+  sameOrder();
+  CHECK(c.cache.less(with[3], with[0]));
+  // Every member of y deleted: its gang is dropped while the queue still holds the handles.
+  for (std::size_t i = 3; i < 6; ++i)
+    c.cache.onPodDelete(pods[i]);
+  CHECK_FALSE(c.cache.gang("ns/y").has_value());
+  sameOrder();
+  // y comes back as a new gang: the old handles are stale, the lookup finds the new entries.
+  c.now += 10s;
+  for (std::size_t i = 3; i < 6; ++i)
+    c.cache.onPodAdd(pods[i]);
+  sameOrder();
 }
 
 TEST_CASE("gang cache: deleting the last member of an annotation gang forgets it",

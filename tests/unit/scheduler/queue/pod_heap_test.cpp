@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,6 +68,55 @@ TEST_CASE("PodHeap updates and erases by key", "[scheduler][queue][heap]") {
   CHECK_FALSE(h.contains("default/p5"));
   CHECK(h.get("default/missing") == nullptr);
   CHECK(drain(h) == std::vector<std::int32_t>{90, 80, 70, 60, 40, 20, 10, 0, -1});
+}
+
+TEST_CASE("PodHeap agrees with a sorted model under mixed adds, updates, erases and pops",
+          "[scheduler][queue][heap]") {
+  // Erasing from the middle and popping both refill a hole from the last entry; every entry
+  // must stay findable by its key at its new place.
+  std::mt19937 rng(7);
+  PodHeap h = byPriority();
+  std::map<std::string, std::int32_t> model;
+  for (int step = 0; step < 4000; ++step) {
+    INFO("step " << step);
+    const std::string name = "p" + std::to_string(rng() % 200);
+    const std::string key = "default/" + name;
+    switch (rng() % 4) {
+      case 0:
+      case 1: {
+        const auto priority = static_cast<std::int32_t>(rng() % 50);
+        h.addOrUpdate(queued(name, priority));
+        model[key] = priority;
+        break;
+      }
+      case 2:
+        CHECK(h.erase(key) == (model.erase(key) == 1));
+        break;
+      case 3: {
+        auto top = h.pop();
+        if (model.empty()) {
+          CHECK_FALSE(top.has_value());
+          break;
+        }
+        REQUIRE(top.has_value());
+        std::int32_t best = -1;
+        for (const auto& [k, p] : model)
+          best = std::max(best, p);
+        CHECK(top->pod->priority == best);
+        CHECK(model.at(top->pod->key()) == top->pod->priority);
+        model.erase(top->pod->key());
+        break;
+      }
+    }
+    REQUIRE(h.size() == model.size());
+    if (step % 97 == 0) {
+      for (const auto& [k, p] : model) {
+        const QueuedPodInfo* q = h.get(k);
+        REQUIRE(q != nullptr);
+        CHECK(q->pod->priority == p);
+      }
+    }
+  }
 }
 
 TEST_CASE("PodHeap lists every entry", "[scheduler][queue][heap]") {

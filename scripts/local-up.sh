@@ -142,8 +142,8 @@ start_cluster() {
 }
 
 apply_base() {
-  kubectl_ apply -f "$root/deploy/crds" >/dev/null
-  kubectl_ apply -f "$root/deploy/priority-classes.yaml" >/dev/null
+  kubectl_ apply -f "$root/deploy/charts/koordinator/files/crds" >/dev/null
+  kubectl_ apply -f "$root/deploy/charts/koordinator/files/priority-classes.yaml" >/dev/null
   kubectl_ get namespace "$NS" >/dev/null 2>&1 || kubectl_ create namespace "$NS" >/dev/null
   if [[ -f $root/deploy/manifests/rbac.yaml ]]; then
     kubectl_ apply -f "$root/deploy/manifests/rbac.yaml" >/dev/null

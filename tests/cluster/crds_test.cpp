@@ -93,7 +93,7 @@ void applyAllCRDs(Api& api) {
         "analysis.koordinator.sh_recommendations.yaml",
         "scheduling.koordinator.sh_clusternetworktopologies.yaml",
         "scheduling.koordinator.sh_scheduleexplanations.yaml"}) {
-    koord::testing::applyManifestFile(*api, deployDir() + "/crds/" + file);
+    koord::testing::applyManifestFile(*api, koord::testing::crdsDir() + "/" + file);
   }
 }
 
@@ -799,7 +799,7 @@ TEST_CASE(
 
 TEST_CASE("deploy/priority-classes.yaml gives Koordinator's four classes", "[cluster]") {
   Api api(tokenConfig());
-  auto docs = yamlFileToJson(deployDir() + "/priority-classes.yaml");
+  auto docs = yamlFileToJson(koord::testing::chartFilesDir() + "/priority-classes.yaml");
   REQUIRE(docs.size() == 4);
   for (const auto& doc : docs) {
     // Shared with whatever else runs on this cluster, so left in place afterwards.

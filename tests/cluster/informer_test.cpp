@@ -278,7 +278,7 @@ TEST_CASE("Informer syncs and follows NodeMetrics nested as deep as the apiserve
   // for good (every node read as stale after 180 s) and a new informer never synced.
   KubeApi api(tokenConfig());
   koord::testing::applyManifestFile(
-      *api, koord::testing::deployDir() + "/crds/slo.koordinator.sh_nodemetrics.yaml");
+      *api, koord::testing::crdsDir() + "/slo.koordinator.sh_nodemetrics.yaml");
   const ResourceRef metrics = kNodeMetrics;
   const std::string deep = koord::testing::uniqueName("koord-deep");
   const std::string after = koord::testing::uniqueName("koord-after-deep");

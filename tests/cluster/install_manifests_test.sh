@@ -223,6 +223,28 @@ if render_and_apply default; then
     no_network_policy
 fi
 
+# ---- 1a. the chart stands alone -------------------------------------------------------------
+# Helm packages and installs a chart folder by itself: nothing in it may point outside it.
+no_symlinks() {
+  local links
+  links=$(find "$chart" -type l)
+  [[ -z $links ]] && return 0
+  log "    symbolic links in the chart: $links"
+  return 1
+}
+expect "the chart holds no symbolic links (its CRDs and PriorityClasses are its own files)" \
+  no_symlinks
+copy_renders_alike() {
+  mkdir -p "$work/alone" && cp -R "$chart" "$work/alone/" &&
+    "$render_bin" "$work/alone/koordinator" >"$work/alone.yaml" &&
+    "$render_bin" "$chart" >"$work/in-tree.yaml" &&
+    diff -q "$work/alone.yaml" "$work/in-tree.yaml" >/dev/null &&
+    test "$(grep -c '^kind: CustomResourceDefinition$' "$work/alone.yaml")" -eq 13 &&
+    test "$(grep -c '^kind: PriorityClass$' "$work/alone.yaml")" -eq 4
+}
+expect "a copy of the chart folder alone renders the same, all 13 CRDs and 4 PriorityClasses in it" \
+  copy_renders_alike
+
 # ---- 1b. least privilege: RBAC and pod security (docs/install.md, "What each role may do") ---
 # rbac_rows SUMMARY: one row per (rule, apiGroup, resource, verb) of every ClusterRole and Role:
 # "Kind/name group resource verb named|-" (group "core" for ""; "named" when the rule has

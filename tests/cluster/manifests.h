@@ -23,6 +23,16 @@ inline std::string deployDir() {
   return d;
 }
 
+/// The chart's own files: the CRDs and PriorityClasses every install applies (deploy/crds and
+/// deploy/priority-classes.yaml link here).
+inline std::string chartFilesDir() {
+  return deployDir() + "/charts/koordinator/files";
+}
+
+inline std::string crdsDir() {
+  return chartFilesDir() + "/crds";
+}
+
 /// The collection an object of this apiVersion/kind lives in (the kinds deploy/ holds).
 inline kube::ResourceRef collectionFor(const boost::json::object& obj) {
   std::string api_version(obj.at("apiVersion").as_string());
@@ -109,14 +119,14 @@ inline void applyManifestDir(kube::RestClient& client, const std::string& dir) {
   }
 }
 
-/// deploy/crds: Koordinator's CRDs, Established when it returns.
+/// Koordinator's CRDs (the chart's files/crds), Established when it returns.
 inline void applyCrds(kube::RestClient& client) {
-  applyManifestDir(client, deployDir() + "/crds");
+  applyManifestDir(client, crdsDir());
 }
 
 /// deploy/priority-classes.yaml: Koordinator's priority classes.
 inline void applyPriorityClasses(kube::RestClient& client) {
-  applyManifestFile(client, deployDir() + "/priority-classes.yaml");
+  applyManifestFile(client, chartFilesDir() + "/priority-classes.yaml");
 }
 
 }  // namespace koord::testing

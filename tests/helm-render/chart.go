@@ -1,8 +1,8 @@
 package main
 
 // A chart directory as Helm loads it: Chart.yaml, values.yaml, templates/ and the other files for
-// .Files. Symbolic links are followed, as Helm's loader follows them (koord's chart links
-// deploy/crds in rather than copying it).
+// .Files. Symbolic links are followed, as Helm's loader follows them (koord's chart has none: its
+// CRDs are its own files, and deploy/crds links to them).
 
 import (
 	"fmt"

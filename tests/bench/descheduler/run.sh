@@ -55,7 +55,7 @@ set -a
 . "$KOORD_CLUSTER_DIR/env"
 set +a
 kubectl() { "$KOORD_K8S_BIN/kubectl" --kubeconfig "$KOORD_KUBECONFIG" "$@"; }
-kubectl apply -f "$root/deploy/crds" >/dev/null
+kubectl apply -f "$root/deploy/charts/koordinator/files/crds" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/nodemetrics.slo.koordinator.sh \
   crd/podmigrationjobs.scheduling.koordinator.sh >/dev/null
 "$driver" --kubeconfig "$KOORD_KUBECONFIG" --nodes "$nodes" --pods "$pods" --hot-percent "$hot"

@@ -16,8 +16,8 @@ bench_node_up() {
   # shellcheck source=/dev/null
   . "$KOORD_CLUSTER_DIR/env"
   set +a
-  kubectl apply -f "$root/deploy/crds/slo.koordinator.sh_nodeslos.yaml" \
-    -f "$root/deploy/crds/slo.koordinator.sh_nodemetrics.yaml" >/dev/null
+  kubectl apply -f "$root/deploy/charts/koordinator/files/crds/slo.koordinator.sh_nodeslos.yaml" \
+    -f "$root/deploy/charts/koordinator/files/crds/slo.koordinator.sh_nodemetrics.yaml" >/dev/null
   kubectl wait --for condition=established --timeout=60s crd/nodeslos.slo.koordinator.sh \
     crd/nodemetrics.slo.koordinator.sh >/dev/null
   kubectl get namespace "$bench_ns" >/dev/null 2>&1 || kubectl create namespace "$bench_ns" >/dev/null

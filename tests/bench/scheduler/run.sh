@@ -125,7 +125,7 @@ set -a
 . "$KOORD_CLUSTER_DIR/env"
 set +a
 # koord's scheduler lists NodeMetrics (LoadAwareScheduling's input) before it schedules anything.
-kubectl apply -f "$root/deploy/crds" >/dev/null
+kubectl apply -f "$root/deploy/charts/koordinator/files/crds" >/dev/null
 kubectl wait --for condition=established --timeout=60s \
   crd/nodemetrics.slo.koordinator.sh crd/nodeslos.slo.koordinator.sh >/dev/null
 if ((reservations > 0)); then

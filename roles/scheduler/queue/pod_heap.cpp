@@ -49,34 +49,40 @@ void PodHeap::fix(std::size_t i) {
     down(i);
 }
 
-// Moves through a hole rather than by swaps: each step writes one entry instead of two.
+std::size_t PodHeap::smallerChild(std::size_t i) const {
+  const std::size_t n = entries_.size();
+  const std::size_t left = 2 * i + 1;
+  if (left >= n)
+    return kNoChild;
+  return left + 1 < n && lessAt(left + 1, left) ? left + 1 : left;
+}
+
+// Entries move through a hole rather than by swaps: each step writes one entry instead of two.
+void PodHeap::rise(std::size_t i, Entry&& moving) {
+  while (i > 0 && less_(moving.info, entries_[(i - 1) / 2].info)) {
+    const std::size_t parent = (i - 1) / 2;
+    place(i, std::move(entries_[parent]));
+    i = parent;
+  }
+  place(i, std::move(moving));
+}
+
 bool PodHeap::up(std::size_t i) {
   if (i == 0 || !lessAt(i, (i - 1) / 2))
     return false;
   Entry moving = std::move(entries_[i]);
-  do {
-    const std::size_t parent = (i - 1) / 2;
-    place(i, std::move(entries_[parent]));
-    i = parent;
-  } while (i > 0 && less_(moving.info, entries_[(i - 1) / 2].info));
-  place(i, std::move(moving));
+  const std::size_t parent = (i - 1) / 2;
+  place(i, std::move(entries_[parent]));
+  rise(parent, std::move(moving));
   return true;
 }
 
 void PodHeap::down(std::size_t i) {
-  const std::size_t n = entries_.size();
   Entry moving = std::move(entries_[i]);
-  for (;;) {
-    const std::size_t left = 2 * i + 1;
-    if (left >= n)
-      break;
-    std::size_t child = left;
-    if (left + 1 < n && lessAt(left + 1, left))
-      child = left + 1;
-    if (!less_(entries_[child].info, moving.info))
-      break;
-    place(i, std::move(entries_[child]));
-    i = child;
+  for (std::size_t c = smallerChild(i); c != kNoChild && less_(entries_[c].info, moving.info);
+       c = smallerChild(i)) {
+    place(i, std::move(entries_[c]));
+    i = c;
   }
   place(i, std::move(moving));
 }
@@ -89,25 +95,13 @@ void PodHeap::removeAt(std::size_t i) {
   index_.erase(index_.find(entries_[i].slot->first));
   Entry moving = std::move(entries_.back());
   entries_.pop_back();
-  const std::size_t n = entries_.size();
-  if (i == n)
+  if (i == entries_.size())
     return;
-  for (;;) {
-    const std::size_t left = 2 * i + 1;
-    if (left >= n)
-      break;
-    std::size_t child = left;
-    if (left + 1 < n && lessAt(left + 1, left))
-      child = left + 1;
-    place(i, std::move(entries_[child]));
-    i = child;
+  for (std::size_t c = smallerChild(i); c != kNoChild; c = smallerChild(i)) {
+    place(i, std::move(entries_[c]));
+    i = c;
   }
-  while (i > 0 && less_(moving.info, entries_[(i - 1) / 2].info)) {
-    const std::size_t parent = (i - 1) / 2;
-    place(i, std::move(entries_[parent]));
-    i = parent;
-  }
-  place(i, std::move(moving));
+  rise(i, std::move(moving));
 }
 
 }  // namespace koord::roles::scheduler

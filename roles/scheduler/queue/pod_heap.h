@@ -59,6 +59,11 @@ class PodHeap {
   }
   /// Stores `e` at `i` and records the position.
   void place(std::size_t i, Entry&& e);
+  static constexpr std::size_t kNoChild = static_cast<std::size_t>(-1);
+  /// The smaller of `i`'s children; kNoChild at a leaf.
+  std::size_t smallerChild(std::size_t i) const;
+  /// Fills the hole at `i` with `moving`, or a hole above it, moving down the parents it beats.
+  void rise(std::size_t i, Entry&& moving);
   /// Moves entry `i` up or down until the heap property holds again.
   void fix(std::size_t i);
   bool up(std::size_t i);

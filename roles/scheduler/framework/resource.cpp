@@ -1,10 +1,13 @@
 #include "resource.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace koord::roles::scheduler {
 
 namespace {
+
+constexpr std::size_t kLinearScalarLookup = 16;
 
 auto scalarSlot(std::vector<std::pair<std::string, std::int64_t>>& v, std::string_view name) {
   return std::lower_bound(v.begin(), v.end(), name,
@@ -31,6 +34,16 @@ Resource Resource::fromList(const kube::ResourceList& list) {
 }
 
 std::int64_t Resource::scalarValue(std::string_view name) const {
+  // Names of extended resources share long prefixes ("koordinator.sh/gpu-..."), so ordering
+  // compares read far into each; a node carries a dozen at most, where comparing lengths first
+  // rejects most entries without reading them.
+  if (scalar.size() <= kLinearScalarLookup) {
+    for (const auto& [n, v] : scalar) {
+      if (n.size() == name.size() && std::memcmp(n.data(), name.data(), name.size()) == 0)
+        return v;
+    }
+    return 0;
+  }
   auto it = std::lower_bound(scalar.begin(), scalar.end(), name,
                              [](const auto& e, std::string_view n) { return e.first < n; });
   return it != scalar.end() && it->first == name ? it->second : 0;

@@ -92,9 +92,10 @@ bool summaryAdmits(const DeviceTypeSummary& s, const DeviceResources& request, s
   return true;
 }
 
-Status gpuDemand(const NodeDeviceState& node, const DeviceResources& asked,
+}  // namespace
+
+Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources& asked,
                  DeviceResources& per_device, std::int64_t& count) {
-  const std::optional<std::int64_t> card_memory = node.gpuCardMemory();
   if (!card_memory)
     return Status::unresolvable("no healthy GPU Devices");
   DeviceResources request = asked;
@@ -127,6 +128,8 @@ Status gpuDemand(const NodeDeviceState& node, const DeviceResources& asked,
   per_device = request;
   return Status::success();
 }
+
+namespace {
 
 void defaultDemand(DeviceType type, const DeviceResources& asked, DeviceResources& per_device,
                    std::int64_t& count) {
@@ -188,7 +191,9 @@ Status deviceDemand(const NodeDeviceState& node, const PodDeviceRequests& reques
       return unresolvableInsufficient(type);
     const std::size_t i = static_cast<std::size_t>(type);
     if (type == DeviceType::kGPU) {
-      if (Status s = gpuDemand(node, requests.of(type), out.per_device[i], out.count[i]); !s.ok())
+      if (Status s =
+              gpuDemand(node.gpuCardMemory(), requests.of(type), out.per_device[i], out.count[i]);
+          !s.ok())
         return s;
     } else {
       defaultDemand(type, requests.of(type), out.per_device[i], out.count[i]);
@@ -277,6 +282,13 @@ Status scoreNode(const NodeDeviceState& node, const PodDeviceRequests& requests,
   for (DeviceType type : kDeviceTypes) {
     if (!demand.has(type))
       continue;
+    if (options.released.empty() && !options.numa_nodes) {
+      // Every device counts, at its free amount: the node's summary holds both sums.
+      const DeviceTypeSummary& summary = node.summary(type);
+      if (summary.devices_with_free > 0)
+        score += scorer.scoreDevice(demand.of(type), summary.total_sum, summary.free_sum);
+      continue;
+    }
     DeviceResources total_sum;
     DeviceResources free_sum;
     bool any_free = false;

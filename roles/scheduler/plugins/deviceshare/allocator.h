@@ -70,6 +70,11 @@ struct DeviceDemand {
 Status deviceDemand(const NodeDeviceState& node, const PodDeviceRequests& requests,
                     const AllocateOptions& options, DeviceDemand& out);
 
+/// The GPU part of deviceDemand for a node whose cards have `card_memory` (nullopt: none offers
+/// anything): the request per card and how many cards.
+Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources& asked,
+                 DeviceResources& per_device, std::int64_t& count);
+
 /// Whether the request fits the node (Filter): the demand, then per type a look at the node's
 /// summary (free sums, largest free amounts) and a count of the devices that fit. Unschedulable
 /// "Insufficient <type> devices" for the first type (gpu, rdma, fpga) that does not fit.

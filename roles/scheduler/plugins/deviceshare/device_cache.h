@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "framework/node_slot.h"
+#include "plugins/deviceshare/gpu_fast_view.h"
 #include "plugins/deviceshare/node_device_state.h"
 
 namespace koord::roles::scheduler::deviceshare {
@@ -18,7 +19,9 @@ namespace koord::roles::scheduler::deviceshare {
 /// the informer handlers and Reserve/Unreserve write it under an exclusive one.
 struct NodeDeviceEntry {
   mutable std::shared_mutex mu;
-  NodeDeviceState state;                            // under mu
+  NodeDeviceState state;  // under mu
+  /// `state`'s GPUs for the cycle's readers, republished under mu (exclusive) after each change.
+  GpuFastView gpu_view;
   std::vector<std::vector<std::string>> published;  // under mu: the metric series set
   std::string name;                                 // set once, when the entry is made
   /// Whether the node has device accounting (see DeviceCache); read without mu.

@@ -24,6 +24,8 @@ const StateKey kStateKey("DeviceShare");
 // gave (so that Unreserve takes back exactly that).
 struct DeviceShareState final : StateData {
   PodDeviceRequests requests;
+  /// GPUs and nothing else: Filter and Score read the nodes' GpuFastView.
+  bool gpu_only = false;
   std::map<std::string, std::vector<ReleasedDevice>, std::less<>> released;
   std::string reserved_node;
   bool counted = false;  // Reserve added the pod to reserved_node's accounting
@@ -163,6 +165,7 @@ void DeviceSharePlugin::onNodeDelete(const Node& node) {
     std::unique_lock lock(entry->mu);
     unpublish(*entry);
     entry->state = NodeDeviceState();
+    entry->gpu_view.publish(entry->state);
   }
 }
 
@@ -217,6 +220,7 @@ void DeviceSharePlugin::onAssignedPodDelete(const PodInfo& pod) {
 }
 
 void DeviceSharePlugin::publish(NodeDeviceEntry& entry, const std::string& node) const {
+  entry.gpu_view.publish(entry.state);
   if (allocated_metric_ == nullptr)
     return;
   std::vector<std::vector<std::string>> now;
@@ -287,6 +291,7 @@ Status DeviceSharePlugin::preFilter(CycleState& state, const PodInfo& pod) {
   initNUMAAffinityStore(state);
   auto s = std::make_unique<DeviceShareState>();
   s->requests = *requests;
+  s->gpu_only = requests->types == (1u << static_cast<unsigned>(DeviceType::kGPU));
   state.write(kStateKey, std::move(s));
   return Status::success();
 }
@@ -330,6 +335,13 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
+  if (s->gpu_only && s->released.empty()) {
+    GpuFastView::Snapshot view;
+    if (entry->gpu_view.read(view)) {
+      if (auto answer = checkGpusFast(view, s->requests.of(DeviceType::kGPU)))
+        return std::move(*answer);
+    }
+  }
   // Koordinator's Filter checks the whole node: the NUMA affinity was checked by the topology
   // manager (allocate()) and is applied at Reserve.
   const AllocateOptions options = optionsFor(state, node.name(), false);
@@ -346,6 +358,16 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
   auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
+  if (s->gpu_only && s->released.empty()) {
+    const NUMAAffinityStore* store = numaAffinityStore(state);
+    GpuFastView::Snapshot view;
+    if ((store == nullptr || store->get(node.name()).affinity == 0) && entry->gpu_view.read(view)) {
+      if (auto fast = scoreGpusFast(view, s->requests.of(DeviceType::kGPU), scorer_)) {
+        score = *fast;
+        return Status::success();
+      }
+    }
+  }
   const AllocateOptions options = optionsFor(state, node.name(), true);
   std::shared_lock lock(entry->mu);
   // Filter passed the node, so the demand holds; were it refused, the node scores nothing

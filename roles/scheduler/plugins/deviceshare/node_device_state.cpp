@@ -123,6 +123,7 @@ void NodeDeviceState::refreshSummary(DeviceType type) {
   for (DeviceState& d : devices_[static_cast<std::size_t>(type)]) {
     refreshFree(d);
     s.numa_nodes |= numaBit(d.info.numa_node);
+    s.total_sum.add(d.info.total);
     if (d.free.isZero())
       continue;
     ++s.devices_with_free;

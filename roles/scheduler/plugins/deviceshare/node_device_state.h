@@ -34,6 +34,8 @@ struct DeviceState {
 struct DeviceTypeSummary {
   /// Sum of the devices' free amounts.
   DeviceResources free_sum;
+  /// Sum of every device's total, with nothing free or unhealthy too (Score's denominator).
+  DeviceResources total_sum;
   /// The largest free amount of each resource on any one device.
   DeviceResources max_free;
   /// Devices with anything free.

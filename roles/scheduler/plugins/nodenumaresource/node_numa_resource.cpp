@@ -59,16 +59,11 @@ struct NodePlan {
   CpuBindChoice bind;
 };
 
-Expected<NodePlan> planOn(const PodState& s, const kube::Labels& labels,
-                          const TopologyOptions* options) {
+Expected<NodePlan> planFor(const PodState& s, NodeCpuBindPolicy node_bind,
+                           NumaTopologyPolicy node_policy) {
   NodePlan plan;
-  plan.node_bind =
-      nodeCpuBindPolicy(labels, options != nullptr && options->kubelet_full_pcpus_only);
-  auto node_policy = nodeNumaTopologyPolicy(
-      labels, options != nullptr ? options->numa_policy : NumaTopologyPolicy::kNone);
-  if (!node_policy)
-    return node_policy.error();
-  auto merged = mergeNumaTopologyPolicy(*node_policy, s.numa_spec.numa_topology_policy);
+  plan.node_bind = node_bind;
+  auto merged = mergeNumaTopologyPolicy(node_policy, s.numa_spec.numa_topology_policy);
   if (!merged)
     return invalidArgument(std::string(kErrNotMatchNUMATopology));
   plan.policy = *merged;
@@ -78,6 +73,38 @@ Expected<NodePlan> planOn(const PodState& s, const kube::Labels& labels,
   plan.request_cpu_bind = *bind;
   plan.bind = cpuBindPolicyOnNode(s.bind, plan.node_bind);
   return plan;
+}
+
+Expected<NodePlan> planOn(const PodState& s, const kube::Labels& labels,
+                          const TopologyOptions* options) {
+  auto node_policy = nodeNumaTopologyPolicy(
+      labels, options != nullptr ? options->numa_policy : NumaTopologyPolicy::kNone);
+  if (!node_policy)
+    return node_policy.error();
+  return planFor(s,
+                 nodeCpuBindPolicy(labels, options != nullptr && options->kubelet_full_pcpus_only),
+                 *node_policy);
+}
+
+// Filter from the node's summary alone, where it can tell; nullopt sends Filter to the node's
+// whole state under its lock (a NUMA policy to admit, or a summary that cannot answer).
+std::optional<Status> filterFromSummary(const PodState& s, const NodeSummary& sum) {
+  if (!sum.usable)
+    return std::nullopt;
+  auto plan = planFor(s, sum.node_bind, sum.numa_policy);
+  if (!plan)
+    return Status::unresolvable(plan.error().message);
+  if (plan->policy != NumaTopologyPolicy::kNone)
+    return std::nullopt;
+  if (!plan->request_cpu_bind)
+    return Status::success();
+  if (!sum.topology_valid)
+    return Status::unresolvable(std::string(kErrInvalidCPUTopology));
+  if (auto ok = checkCpuBindOnNode(s.bind, plan->node_bind, sum.cpus_per_core); !ok)
+    return Status::unresolvable(ok.error().message);
+  if (!sum.cpusMayFit(s.bind.num_cpus_needed, plan->bind.policy, plan->bind.required))
+    return Status::unschedulable(std::string(kErrNotEnoughCpus));
+  return Status::success();
 }
 
 NumaResources numaRequestsOf(const Resource& r) {
@@ -289,6 +316,8 @@ Status NodeNUMAResource::filter(const CycleState& state, const PodInfo& pod,
     return Status::error(fmt::format("{}: no PreFilter state", kPluginName));
   if (s->skip || s->filter_skipped)
     return Status::success();
+  if (auto answer = filterFromSummary(*s, cache_.summary(node.nodeSlot())))
+    return std::move(*answer);
   const Node& n = *node.node;
 
   struct Outcome {
@@ -423,12 +452,22 @@ Status NodeNUMAResource::score(const CycleState& state, const PodInfo& pod, cons
     score = scorer_.score(node.requested, n.allocatable, pod.requests);
     return Status::success();
   }
-  // Score runs only where Filter passed, so a bound pod's node has a valid CPU topology: without
-  // a NUMA policy of pod, label or any node's topology, the plain node score needs no lookup.
-  if (s->numa_spec.numa_topology_policy == NumaTopologyPolicy::kNone &&
-      cache_.nodesWithTopologyPolicy() == 0 && !n.labels.contains(kLabelNUMATopologyPolicy)) {
-    score = scorer_.score(node.requested, n.allocatable, pod.requests);
-    return Status::success();
+  // Without a NUMA policy of pod or node, the plain node score; the summary tells the node's
+  // policy and what planOn would refuse without the node's lock.
+  if (s->numa_spec.numa_topology_policy == NumaTopologyPolicy::kNone) {
+    if (const NodeSummary sum = cache_.summary(node.nodeSlot());
+        sum.usable && sum.numa_policy == NumaTopologyPolicy::kNone) {
+      auto bind = requestsCpuBindOnNode(s->bind, s->milli_cpu, sum.node_bind);
+      if (bind && !(*bind && !sum.topology_valid))
+        score = scorer_.score(node.requested, n.allocatable, pod.requests);
+      return Status::success();
+    }
+    // Score runs only where Filter passed, so a bound pod's node has a valid CPU topology:
+    // without a NUMA policy of label or any node's topology, the plain score needs no lookup.
+    if (cache_.nodesWithTopologyPolicy() == 0 && !n.labels.contains(kLabelNUMATopologyPolicy)) {
+      score = scorer_.score(node.requested, n.allocatable, pod.requests);
+      return Status::success();
+    }
   }
   const NUMAAffinityStore* store = numaAffinityStore(state);
   const NUMATopologyHint affinity = store != nullptr ? store->get(n.name) : NUMATopologyHint{};

@@ -12,16 +12,6 @@ struct AllocReq {
   std::int64_t requested = 0;
 };
 
-std::int64_t resourceValue(const Resource& r, std::string_view name) {
-  if (name == kResourceCPU)
-    return r.milli_cpu;
-  if (name == kResourceMemory)
-    return r.memory;
-  if (name == kResourceEphemeralStorage)
-    return r.ephemeral_storage;
-  return r.scalarValue(name);
-}
-
 }  // namespace
 
 std::optional<ScoringStrategyType> parseScoringStrategyType(std::string_view text) {
@@ -54,8 +44,29 @@ ResourceAllocationScorer::ResourceAllocationScorer(ScoringStrategyType type,
                                                    std::vector<upstream::ResourceSpec> resources)
     : type_(type), resources_(std::move(resources)) {
   scalar_.reserve(resources_.size());
-  for (const auto& r : resources_)
+  fields_.reserve(resources_.size());
+  for (const auto& r : resources_) {
     scalar_.push_back(upstream::isScalarResourceName(r.name));
+    fields_.push_back(r.name == kResourceCPU                ? Field::kCpu
+                      : r.name == kResourceMemory           ? Field::kMemory
+                      : r.name == kResourceEphemeralStorage ? Field::kEphemeralStorage
+                                                            : Field::kScalar);
+  }
+}
+
+std::int64_t ResourceAllocationScorer::valueOf(const Resource& r, Field field,
+                                               std::string_view name) {
+  switch (field) {
+    case Field::kCpu:
+      return r.milli_cpu;
+    case Field::kMemory:
+      return r.memory;
+    case Field::kEphemeralStorage:
+      return r.ephemeral_storage;
+    case Field::kScalar:
+      break;
+  }
+  return r.scalarValue(name);
 }
 
 template <typename Lookup>
@@ -63,7 +74,7 @@ std::int64_t ResourceAllocationScorer::combine(Lookup&& lookup) const {
   std::int64_t sum = 0;
   std::int64_t weights = 0;
   for (std::size_t i = 0; i < resources_.size(); ++i) {
-    const AllocReq ar = lookup(resources_[i].name, static_cast<bool>(scalar_[i]));
+    const AllocReq ar = lookup(i);
     if (ar.allocatable == 0)
       continue;
     const std::int64_t s = type_ == ScoringStrategyType::kMostAllocated
@@ -77,23 +88,25 @@ std::int64_t ResourceAllocationScorer::combine(Lookup&& lookup) const {
 
 std::int64_t ResourceAllocationScorer::score(const Resource& requested, const Resource& allocatable,
                                              const Resource& pod_requests) const {
-  return combine([&](std::string_view name, bool scalar) {
-    const std::int64_t pod = resourceValue(pod_requests, name);
-    if (pod == 0 && scalar)
+  return combine([&](std::size_t i) {
+    const std::string_view name = resources_[i].name;
+    const Field field = fields_[i];
+    const std::int64_t pod = valueOf(pod_requests, field, name);
+    if (pod == 0 && scalar_[i])
       return AllocReq{};
-    return AllocReq{resourceValue(allocatable, name), resourceValue(requested, name) + pod};
+    return AllocReq{valueOf(allocatable, field, name), valueOf(requested, field, name) + pod};
   });
 }
 
 std::int64_t ResourceAllocationScorer::score(const NumaResources& requested,
                                              const NumaResources& allocatable,
                                              const NumaResources& pod_requests) const {
-  return combine([&](std::string_view name, bool scalar) {
-    const auto r = numaResourceByName(name);
+  return combine([&](std::size_t i) {
+    const auto r = numaResourceByName(resources_[i].name);
     if (!r)
       return AllocReq{};
     const std::int64_t pod = pod_requests.get(*r);
-    if (pod == 0 && scalar)
+    if (pod == 0 && scalar_[i])
       return AllocReq{};
     return AllocReq{allocatable.get(*r), requested.get(*r) + pod};
   });

@@ -46,9 +46,14 @@ class ResourceAllocationScorer {
   template <typename Lookup>
   std::int64_t combine(Lookup&& lookup) const;
 
+  /// Where a resource's amount lives in a Resource, settled once rather than by name per node.
+  enum class Field : std::uint8_t { kCpu, kMemory, kEphemeralStorage, kScalar };
+  static std::int64_t valueOf(const Resource& r, Field field, std::string_view name);
+
   ScoringStrategyType type_;
   std::vector<upstream::ResourceSpec> resources_;
-  std::vector<bool> scalar_;  // by resources_ index
+  std::vector<bool> scalar_;   // by resources_ index
+  std::vector<Field> fields_;  // by resources_ index
 };
 
 }  // namespace koord::roles::scheduler::nodenumaresource

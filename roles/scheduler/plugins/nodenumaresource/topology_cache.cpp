@@ -223,6 +223,31 @@ void TopologyCache::refreshDerived(NodeTopologyState& s) {
   recount(s);
 }
 
+void TopologyCache::storeSummary(Entry& e) {
+  const NodeTopologyState& s = e.state;
+  NodeSummary sum;
+  // What the word cannot carry sends Filter and Score to the whole state: an unreadable label
+  // or NodeResourceTopology (their messages), a Node not seen yet (its labels unknown here).
+  sum.usable = s.node_seen && !s.label_numa_invalid && s.error.empty();
+  const bool kubelet_full = s.options != nullptr && s.options->kubelet_full_pcpus_only;
+  sum.node_bind = kubelet_full ? NodeCpuBindPolicy::kFullPCPUsOnly : s.label_bind;
+  sum.numa_policy = s.label_numa_policy.value_or(s.options != nullptr ? s.options->numa_policy
+                                                                      : NumaTopologyPolicy::kNone);
+  const NodeCpuTopology& topology = s.topology();
+  sum.topology_valid = topology.valid();
+  sum.cpus_per_core = topology.cpusPerCore();
+  if (sum.usable && topology.valid()) {
+    const CpuSet available =
+        s.allocation.availableCpus(topology, s.options->max_ref_count, s.reserved_cpus);
+    sum.free_cpus = available.size();
+    sum.free_full_pcpus =
+        countCpusUsableByRequiredPolicy(topology, available, CpuBindPolicy::kFullPCPUs);
+    sum.free_spread_pcpus =
+        countCpusUsableByRequiredPolicy(topology, available, CpuBindPolicy::kSpreadByPCPUs);
+  }
+  e.summary.store(sum.pack(), std::memory_order_release);
+}
+
 void TopologyCache::publish(std::string_view node, const NodeTopologyState& s) const {
   if (gauge_ != nullptr)
     gauge_->with({node}).set(static_cast<double>(s.allocation.allocatedCpuSet().size()));
@@ -241,6 +266,15 @@ void TopologyCache::setTopology(std::string_view node,
 void TopologyCache::setNode(const Node& node) {
   write(node.name, [&](NodeTopologyState& s) {
     s.labels_need_topology = labelsNeedTopology(node.labels);
+    s.node_seen = true;
+    s.label_bind = nodeCpuBindPolicy(node.labels, false);
+    s.label_numa_policy.reset();
+    s.label_numa_invalid = false;
+    if (auto it = node.labels.find(kLabelNUMATopologyPolicy);
+        it != node.labels.end() && !it->second.empty()) {
+      s.label_numa_policy = parseNumaTopologyPolicy(it->second);
+      s.label_numa_invalid = !s.label_numa_policy;
+    }
     std::string_view value;
     if (auto it = node.annotations.find(apis::kAnnotationNodeReservation);
         it != node.annotations.end())
@@ -272,15 +306,21 @@ void TopologyCache::removeNode(std::string_view node) {
     if (s.counted)
       needing_.fetch_sub(1, std::memory_order_relaxed);
     s = NodeTopologyState();
+    storeSummary(*e);
     return;
   }
   s.pods.clear();
   s.allocation = NodeAllocation();
   s.labels_need_topology = false;
+  s.node_seen = false;
+  s.label_bind = NodeCpuBindPolicy::kNone;
+  s.label_numa_policy.reset();
+  s.label_numa_invalid = false;
   s.node_reserved_cpus.clear();
   s.node_reservation_value.clear();
   s.node_error.clear();
   refreshDerived(s);
+  storeSummary(*e);
 }
 
 void TopologyCache::record(std::string_view node, NodeTopologyState& s, PodAllocation pod) {
@@ -305,6 +345,7 @@ bool TopologyCache::releasePod(std::string_view node, std::string_view uid) {
     return false;
   s.pods.erase(pod);
   s.allocation.release(uid);
+  storeSummary(*e);
   publish(node, s);
   return true;
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "plugins/nodenumaresource/cpu_set.h"
 #include "plugins/nodenumaresource/cpu_topology.h"
 #include "plugins/nodenumaresource/node_allocation.h"
+#include "plugins/nodenumaresource/node_summary.h"
 #include "plugins/nodenumaresource/numa_policy.h"
 #include "plugins/nodenumaresource/numa_resources.h"
 
@@ -81,6 +83,12 @@ struct NodeTopologyState {
   CpuSet node_reserved_cpus;
   std::string node_reservation_value;
   std::string node_error;
+  /// What the Node's labels say (setNode): its cpu-bind-policy (the kubelet's full-pcpus-only
+  /// aside), its numa-topology-policy when set and whether that was readable.
+  bool node_seen = false;
+  NodeCpuBindPolicy label_bind = NodeCpuBindPolicy::kNone;
+  std::optional<NumaTopologyPolicy> label_numa_policy;
+  bool label_numa_invalid = false;
   /// The Node's labels ask for CPU binding or a NUMA policy; the NRT does.
   bool labels_need_topology = false;
   bool options_need_topology = false;
@@ -149,11 +157,20 @@ class TopologyCache {
   decltype(auto) read(std::string_view node, Fn&& fn) const {
     return read(nodeSlotOf(node), std::forward<Fn>(fn));
   }
+  /// The node's summary as of its last change, without its lock; not usable for an unknown
+  /// node or one whose state the word cannot tell (see NodeSummary).
+  NodeSummary summary(std::uint32_t slot) const {
+    const Entry* e = entries_.find(slot);
+    return e == nullptr ? NodeSummary{}
+                        : NodeSummary::unpack(e->summary.load(std::memory_order_acquire));
+  }
 
  private:
   struct Entry {
     mutable std::mutex mu;
     NodeTopologyState state;
+    /// NodeSummary::pack of `state`, stored under mu after every change.
+    std::atomic<std::uint64_t> summary{0};
   };
   static const NodeTopologyState kEmpty;
 
@@ -166,7 +183,9 @@ class TopologyCache {
       return;
     std::lock_guard lock(e->mu);
     fn(e->state);
+    storeSummary(*e);
   }
+  static void storeSummary(Entry& e);
   void record(std::string_view node, NodeTopologyState& s, PodAllocation pod);
   /// Under the entry's lock.
   void recount(NodeTopologyState& s);

@@ -118,3 +118,22 @@ TEST_CASE("Resource add, subtract and setMax") {
     CHECK(a.allowed_pod_number == -2);  // below zero is the cache's to report, not clamped
   }
 }
+
+TEST_CASE("Resource scalar lookups find each name among few and many sharing prefixes") {
+  // Both sides of the short-list scan: names of equal length and of one prefix.
+  for (int count : {1, 5, 16, 17, 40}) {
+    Resource r;
+    for (int i = 0; i < count; ++i) {
+      r.setScalar("koordinator.sh/gpu-" + std::to_string(1000 + i), i + 1);
+      r.setScalar("koordinator.sh/gpu-" + std::to_string(i), 100 + i);
+    }
+    INFO(count << " pairs");
+    for (int i = 0; i < count; ++i) {
+      CHECK(r.scalarValue("koordinator.sh/gpu-" + std::to_string(1000 + i)) == i + 1);
+      CHECK(r.scalarValue("koordinator.sh/gpu-" + std::to_string(i)) == 100 + i);
+    }
+    CHECK(r.scalarValue("koordinator.sh/gpu-") == 0);
+    CHECK(r.scalarValue("koordinator.sh/gpu-99999") == 0);
+    CHECK(r.scalarValue("") == 0);
+  }
+}

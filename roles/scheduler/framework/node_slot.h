@@ -95,4 +95,52 @@ class NodeSlotTable {
   std::array<std::atomic<Chunk*>, (kMaxNodeSlots >> kChunkBits)> chunks_{};
 };
 
+/// T per slot stored inline, in chunks of consecutive slots: for the small words a cycle reads on
+/// every node (a summary, a flag), so that neighbouring nodes share cache lines rather than each
+/// costing a miss on its own heap object. T is default-constructible and brings its own
+/// synchronisation (atomics); a chunk, once made, is never moved or freed before the array.
+template <typename T>
+class NodeSlotArray {
+ public:
+  NodeSlotArray() = default;
+  NodeSlotArray(const NodeSlotArray&) = delete;
+  NodeSlotArray& operator=(const NodeSlotArray&) = delete;
+  ~NodeSlotArray() {
+    for (auto& chunk : chunks_)
+      delete chunk.load(std::memory_order_relaxed);
+  }
+
+  /// Null when the slot's chunk was never made (or kNoNodeSlot).
+  T* find(std::uint32_t slot) const noexcept {
+    if (slot >= kMaxNodeSlots)
+      return nullptr;
+    Chunk* c = chunks_[slot >> kChunkBits].load(std::memory_order_acquire);
+    return c == nullptr ? nullptr : &c->values[slot & kChunkMask];
+  }
+
+  /// The slot's T, its chunk made on first use; null only for kNoNodeSlot.
+  T* getOrCreate(std::uint32_t slot) {
+    if (T* t = find(slot); t != nullptr || slot >= kMaxNodeSlots)
+      return t;
+    std::lock_guard lock(mu_);
+    auto& chunk = chunks_[slot >> kChunkBits];
+    Chunk* c = chunk.load(std::memory_order_relaxed);
+    if (c == nullptr) {
+      c = new Chunk();
+      chunk.store(c, std::memory_order_release);
+    }
+    return &c->values[slot & kChunkMask];
+  }
+
+ private:
+  static constexpr unsigned kChunkBits = 10;
+  static constexpr std::uint32_t kChunkMask = (1u << kChunkBits) - 1;
+  struct Chunk {
+    std::array<T, (1u << kChunkBits)> values{};
+  };
+
+  std::mutex mu_;
+  std::array<std::atomic<Chunk*>, (kMaxNodeSlots >> kChunkBits)> chunks_{};
+};
+
 }  // namespace koord::roles::scheduler

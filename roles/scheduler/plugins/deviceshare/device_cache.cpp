@@ -13,8 +13,10 @@ NodeDeviceEntry* DeviceCache::getOrCreate(std::string_view node) {
   if (e == nullptr)
     return nullptr;
   std::unique_lock lock(e->mu);
-  if (e->name.empty())
+  if (e->name.empty()) {
     e->name = std::string(node);
+    e->slot = slot;
+  }
   e->present.store(true, std::memory_order_release);
   return e;
 }
@@ -24,6 +26,11 @@ NodeDeviceEntry* DeviceCache::remove(std::string_view node) {
   if (e == nullptr)
     return nullptr;
   return e->present.exchange(false, std::memory_order_acq_rel) ? e : nullptr;
+}
+
+void DeviceCache::publishView(const NodeDeviceEntry& entry) {
+  if (GpuFastView* view = views_.getOrCreate(entry.slot))
+    view->publish(entry.state, entry.present.load(std::memory_order_acquire));
 }
 
 std::vector<std::string> DeviceCache::nodes() const {

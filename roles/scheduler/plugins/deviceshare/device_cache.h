@@ -19,11 +19,10 @@ namespace koord::roles::scheduler::deviceshare {
 /// the informer handlers and Reserve/Unreserve write it under an exclusive one.
 struct NodeDeviceEntry {
   mutable std::shared_mutex mu;
-  NodeDeviceState state;  // under mu
-  /// `state`'s GPUs for the cycle's readers, republished under mu (exclusive) after each change.
-  GpuFastView gpu_view;
+  NodeDeviceState state;                            // under mu
   std::vector<std::vector<std::string>> published;  // under mu: the metric series set
   std::string name;                                 // set once, when the entry is made
+  std::uint32_t slot = kNoNodeSlot;                 // likewise
   /// Whether the node has device accounting (see DeviceCache); read without mu.
   std::atomic<bool> present{false};
 };
@@ -49,8 +48,19 @@ class DeviceCache {
   /// The nodes with a present entry, sorted.
   std::vector<std::string> nodes() const;
 
+  /// Republishes the entry's GPUs and presence for the cycle's readers: under the entry's
+  /// exclusive lock, after every change of its state or presence.
+  void publishView(const NodeDeviceEntry& entry);
+  /// The node's GPUs as last published, without its lock (by slot, in a cycle).
+  GpuFastView::Read readView(std::uint32_t slot, GpuFastView::Snapshot& out, bool with_sums) const {
+    const GpuFastView* view = views_.find(slot);
+    return view == nullptr ? GpuFastView::Read::kUnknown : view->read(out, with_sums);
+  }
+
  private:
   NodeSlotTable<NodeDeviceEntry> entries_;
+  /// Apart from the entries, so that a cycle's reads of neighbouring nodes share cache lines.
+  NodeSlotArray<GpuFastView> views_;
 };
 
 }  // namespace koord::roles::scheduler::deviceshare

@@ -165,7 +165,7 @@ void DeviceSharePlugin::onNodeDelete(const Node& node) {
     std::unique_lock lock(entry->mu);
     unpublish(*entry);
     entry->state = NodeDeviceState();
-    entry->gpu_view.publish(entry->state);
+    cache_.publishView(*entry);
   }
 }
 
@@ -219,8 +219,8 @@ void DeviceSharePlugin::onAssignedPodDelete(const PodInfo& pod) {
   uncountPod(pod.node_name, pod.key());
 }
 
-void DeviceSharePlugin::publish(NodeDeviceEntry& entry, const std::string& node) const {
-  entry.gpu_view.publish(entry.state);
+void DeviceSharePlugin::publish(NodeDeviceEntry& entry, const std::string& node) {
+  cache_.publishView(entry);
   if (allocated_metric_ == nullptr)
     return;
   std::vector<std::vector<std::string>> now;
@@ -332,16 +332,22 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
+  if (s->gpu_only && s->released.empty()) {
+    GpuFastView::Snapshot view;
+    switch (cache_.readView(node.nodeSlot(), view, false)) {
+      case GpuFastView::Read::kAbsent:
+        return Status::success();
+      case GpuFastView::Read::kUsable:
+        if (auto answer = checkGpusFast(view, s->requests.of(DeviceType::kGPU)))
+          return std::move(*answer);
+        break;
+      case GpuFastView::Read::kUnknown:
+        break;
+    }
+  }
   auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
-  if (s->gpu_only && s->released.empty()) {
-    GpuFastView::Snapshot view;
-    if (entry->gpu_view.read(view)) {
-      if (auto answer = checkGpusFast(view, s->requests.of(DeviceType::kGPU)))
-        return std::move(*answer);
-    }
-  }
   // Koordinator's Filter checks the whole node: the NUMA affinity was checked by the topology
   // manager (allocate()) and is applied at Reserve.
   const AllocateOptions options = optionsFor(state, node.name(), false);
@@ -355,19 +361,27 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  auto entry = cache_.find(node.nodeSlot());
-  if (entry == nullptr)
-    return Status::success();
   if (s->gpu_only && s->released.empty()) {
     const NUMAAffinityStore* store = numaAffinityStore(state);
     GpuFastView::Snapshot view;
-    if ((store == nullptr || store->get(node.name()).affinity == 0) && entry->gpu_view.read(view)) {
-      if (auto fast = scoreGpusFast(view, s->requests.of(DeviceType::kGPU), scorer_)) {
-        score = *fast;
-        return Status::success();
+    if (store == nullptr || store->get(node.name()).affinity == 0) {
+      switch (cache_.readView(node.nodeSlot(), view, true)) {
+        case GpuFastView::Read::kAbsent:
+          return Status::success();
+        case GpuFastView::Read::kUsable:
+          if (auto fast = scoreGpusFast(view, s->requests.of(DeviceType::kGPU), scorer_)) {
+            score = *fast;
+            return Status::success();
+          }
+          break;
+        case GpuFastView::Read::kUnknown:
+          break;
       }
     }
   }
+  auto entry = cache_.find(node.nodeSlot());
+  if (entry == nullptr)
+    return Status::success();
   const AllocateOptions options = optionsFor(state, node.name(), true);
   std::shared_lock lock(entry->mu);
   // Filter passed the node, so the demand holds; were it refused, the node scores nothing

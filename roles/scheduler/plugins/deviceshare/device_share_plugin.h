@@ -101,7 +101,7 @@ class DeviceSharePlugin final : public PreFilterPlugin,
                              bool numa_from_store) const;
   void countPod(const PodInfo& pod, const apis::DeviceAllocations& allocations);
   void uncountPod(const std::string& node, const std::string& key);
-  void publish(NodeDeviceEntry& entry, const std::string& node) const;
+  void publish(NodeDeviceEntry& entry, const std::string& node);
   void unpublish(NodeDeviceEntry& entry) const;
 
   std::shared_ptr<const DeviceShareArgs> args_;

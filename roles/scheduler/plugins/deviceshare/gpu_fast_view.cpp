@@ -1,7 +1,9 @@
-// GpuFastView's words: [0] usable, count, devices with free and the nonzero mask; [1] the card
-// memory; then the total and free sums; then each card's free gpu-core, gpu-memory, ratio.
+// GpuFastView's words: [0] the flags, card count, cards with anything free and the nonzero mask;
+// [1] the card memory; then per card gpu-core and ratio (32 bits each) and gpu-memory; then the
+// node's total and free sums, which only Score reads.
 #include "plugins/deviceshare/gpu_fast_view.h"
 
+#include <limits>
 #include <string>
 
 #include "plugins/deviceshare/allocator.h"
@@ -13,78 +15,96 @@ namespace {
 // A reader gives up after this many overlapping writes and takes the node's lock instead.
 constexpr int kReadAttempts = 8;
 
-std::int64_t packHeader(bool usable, std::uint32_t count, std::uint32_t with_free,
-                        std::uint32_t nonzero) {
-  const std::uint64_t w = (usable ? 1u : 0u) | (std::uint64_t{count & 0xffu} << 8) |
-                          (std::uint64_t{with_free & 0xffu} << 16) | (std::uint64_t{nonzero} << 32);
-  return static_cast<std::int64_t>(w);
+constexpr std::uint64_t kPublished = 1u << 0;
+constexpr std::uint64_t kPresent = 1u << 1;
+constexpr std::uint64_t kUsable = 1u << 2;
+
+bool fits32(std::int64_t v) {
+  return v >= 0 && v <= std::numeric_limits<std::int32_t>::max();
+}
+
+std::int64_t packPair(std::int64_t low, std::int64_t high) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) |
+                                   (static_cast<std::uint64_t>(high) << 32));
 }
 
 }  // namespace
 
-void GpuFastView::publish(const NodeDeviceState& state) {
+void GpuFastView::publish(const NodeDeviceState& state, bool present) {
   const auto& gpus = state.devices(DeviceType::kGPU);
   const DeviceTypeSummary& summary = state.summary(DeviceType::kGPU);
   const std::optional<std::int64_t> card_memory = state.gpuCardMemory();
-  const bool usable = state.hasDeviceObject() && !gpus.empty() && gpus.size() <= kMaxGpus &&
-                      card_memory.has_value();
+  bool usable = present && state.hasDeviceObject() && !gpus.empty() && gpus.size() <= kMaxGpus &&
+                card_memory.has_value();
+  for (std::size_t i = 0; usable && i < gpus.size(); ++i) {
+    usable = fits32(gpus[i].free.get(DeviceResource::kGPUCore)) &&
+             fits32(gpus[i].free.get(DeviceResource::kGPUMemoryRatio));
+  }
 
   const std::uint32_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  std::uint32_t nonzero = 0;
+  std::uint64_t header = kPublished | (present ? kPresent : 0);
   if (usable) {
+    std::uint64_t nonzero = 0;
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       const DeviceResources& f = gpus[i].free;
       if (!f.isZero())
-        nonzero |= 1u << i;
-      std::atomic<std::int64_t>* d = &words_[kHeaderWords + 3 * i];
-      d[0].store(f.get(DeviceResource::kGPUCore), std::memory_order_relaxed);
-      d[1].store(f.get(DeviceResource::kGPUMemory), std::memory_order_relaxed);
-      d[2].store(f.get(DeviceResource::kGPUMemoryRatio), std::memory_order_relaxed);
+        nonzero |= std::uint64_t{1} << i;
+      std::atomic<std::int64_t>* card = &words_[2 + kCardWords * i];
+      card[0].store(
+          packPair(f.get(DeviceResource::kGPUCore), f.get(DeviceResource::kGPUMemoryRatio)),
+          std::memory_order_relaxed);
+      card[1].store(f.get(DeviceResource::kGPUMemory), std::memory_order_relaxed);
     }
     words_[1].store(*card_memory, std::memory_order_relaxed);
     for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
-      words_[2 + r].store(summary.total_sum.amount[r], std::memory_order_relaxed);
-      words_[2 + kDeviceResourceCount + r].store(summary.free_sum.amount[r],
-                                                 std::memory_order_relaxed);
+      words_[kSumsAt + r].store(summary.total_sum.amount[r], std::memory_order_relaxed);
+      words_[kSumsAt + kDeviceResourceCount + r].store(summary.free_sum.amount[r],
+                                                       std::memory_order_relaxed);
     }
+    header |= kUsable | (std::uint64_t{gpus.size() & 0xffu} << 8) |
+              (std::uint64_t{summary.devices_with_free & 0xffu} << 16) | (nonzero << 32);
   }
-  words_[0].store(packHeader(usable, static_cast<std::uint32_t>(gpus.size()),
-                             summary.devices_with_free, nonzero),
-                  std::memory_order_relaxed);
+  words_[0].store(static_cast<std::int64_t>(header), std::memory_order_relaxed);
   seq_.store(s + 2, std::memory_order_release);
 }
 
-bool GpuFastView::read(Snapshot& out) const {
+GpuFastView::Read GpuFastView::read(Snapshot& out, bool with_sums) const {
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     const std::uint32_t s1 = seq_.load(std::memory_order_acquire);
     if ((s1 & 1u) != 0)
       continue;
     const auto header = static_cast<std::uint64_t>(words_[0].load(std::memory_order_relaxed));
-    out.usable = (header & 1u) != 0;
-    if (out.usable) {
+    Read answer = Read::kUnknown;
+    if ((header & kPublished) != 0 && (header & kPresent) == 0) {
+      answer = Read::kAbsent;
+    } else if ((header & kUsable) != 0) {
+      answer = Read::kUsable;
       out.count = static_cast<std::uint32_t>((header >> 8) & 0xffu);
       out.devices_with_free = static_cast<std::uint32_t>((header >> 16) & 0xffu);
       out.nonzero = static_cast<std::uint32_t>(header >> 32);
       out.card_memory = words_[1].load(std::memory_order_relaxed);
-      for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
-        out.total_sum.amount[r] = words_[2 + r].load(std::memory_order_relaxed);
-        out.free_sum.amount[r] =
-            words_[2 + kDeviceResourceCount + r].load(std::memory_order_relaxed);
-      }
       for (std::size_t i = 0; i < out.count && i < kMaxGpus; ++i) {
-        const std::atomic<std::int64_t>* d = &words_[kHeaderWords + 3 * i];
+        const std::atomic<std::int64_t>* card = &words_[2 + kCardWords * i];
+        const auto pair = static_cast<std::uint64_t>(card[0].load(std::memory_order_relaxed));
         out.free[i] =
-            Gpu{d[0].load(std::memory_order_relaxed), d[1].load(std::memory_order_relaxed),
-                d[2].load(std::memory_order_relaxed)};
+            Gpu{static_cast<std::int64_t>(pair & 0xffffffffu),
+                card[1].load(std::memory_order_relaxed), static_cast<std::int64_t>(pair >> 32)};
+      }
+      if (with_sums) {
+        for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
+          out.total_sum.amount[r] = words_[kSumsAt + r].load(std::memory_order_relaxed);
+          out.free_sum.amount[r] =
+              words_[kSumsAt + kDeviceResourceCount + r].load(std::memory_order_relaxed);
+        }
       }
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (seq_.load(std::memory_order_relaxed) == s1)
-      return out.usable;
+      return answer;
   }
-  return false;
+  return Read::kUnknown;
 }
 
 std::optional<Status> checkGpusFast(const GpuFastView::Snapshot& view,

@@ -22,15 +22,13 @@ class GpuFastView {
   /// Nodes with more cards than this are read through the node's lock.
   static constexpr std::size_t kMaxGpus = 16;
 
+  /// One card's free amounts (filled for the first `count` cards only).
   struct Gpu {
-    std::int64_t core = 0;
-    std::int64_t memory = 0;
-    std::int64_t ratio = 0;
+    std::int64_t core;
+    std::int64_t memory;
+    std::int64_t ratio;
   };
-  /// What a reader gets: usable only where the node has GPUs, a card memory, at most kMaxGpus
-  /// cards, and had a Device object.
   struct Snapshot {
-    bool usable = false;
     std::uint32_t count = 0;
     std::uint32_t devices_with_free = 0;
     /// Bit per card (by position, ascending minor): anything free at all.
@@ -38,17 +36,27 @@ class GpuFastView {
     std::int64_t card_memory = 0;
     DeviceResources total_sum;
     DeviceResources free_sum;
-    std::array<Gpu, kMaxGpus> free{};
+    std::array<Gpu, kMaxGpus> free;
+  };
+  enum class Read : std::uint8_t {
+    /// Read the node's whole state: nothing published yet, a write kept overlapping the read,
+    /// or a node the view cannot describe (no card offering anything, too many cards, amounts
+    /// past the view's fields).
+    kUnknown,
+    /// The node has no device accounting (DeviceCache's absent entry): every pod passes.
+    kAbsent,
+    kUsable,
   };
 
-  /// Under the node's exclusive lock, after every change of `state`.
-  void publish(const NodeDeviceState& state);
-  /// False when the view is not usable or a write kept overlapping the read.
-  bool read(Snapshot& out) const;
+  /// Under the node's exclusive lock, after every change of `state` or of its presence.
+  void publish(const NodeDeviceState& state, bool present);
+  /// Filter reads the cards; `with_sums` adds the node's sums (Score).
+  Read read(Snapshot& out, bool with_sums) const;
 
  private:
-  static constexpr std::size_t kHeaderWords = 2 + 2 * kDeviceResourceCount;
-  static constexpr std::size_t kWords = kHeaderWords + 3 * kMaxGpus;
+  static constexpr std::size_t kCardWords = 2;  // gpu-core and ratio in one, gpu-memory
+  static constexpr std::size_t kSumsAt = 2 + kCardWords * kMaxGpus;
+  static constexpr std::size_t kWords = kSumsAt + 2 * kDeviceResourceCount;
   std::atomic<std::uint32_t> seq_{0};
   std::array<std::atomic<std::int64_t>, kWords> words_{};
 };

@@ -223,8 +223,10 @@ void TopologyCache::refreshDerived(NodeTopologyState& s) {
   recount(s);
 }
 
-void TopologyCache::storeSummary(Entry& e) {
-  const NodeTopologyState& s = e.state;
+void TopologyCache::storeSummary(std::uint32_t slot, const NodeTopologyState& s) {
+  std::atomic<std::uint64_t>* word = summaries_.getOrCreate(slot);
+  if (word == nullptr)
+    return;
   NodeSummary sum;
   // What the word cannot carry sends Filter and Score to the whole state: an unreadable label
   // or NodeResourceTopology (their messages), a Node not seen yet (its labels unknown here).
@@ -245,7 +247,7 @@ void TopologyCache::storeSummary(Entry& e) {
     sum.free_spread_pcpus =
         countCpusUsableByRequiredPolicy(topology, available, CpuBindPolicy::kSpreadByPCPUs);
   }
-  e.summary.store(sum.pack(), std::memory_order_release);
+  word->store(sum.pack(), std::memory_order_release);
 }
 
 void TopologyCache::publish(std::string_view node, const NodeTopologyState& s) const {
@@ -294,7 +296,8 @@ void TopologyCache::setNode(const Node& node) {
 }
 
 void TopologyCache::removeNode(std::string_view node) {
-  Entry* e = entries_.find(nodeSlotOf(node));
+  const std::uint32_t slot = nodeSlotOf(node);
+  Entry* e = entries_.find(slot);
   if (e == nullptr)
     return;
   std::lock_guard lock(e->mu);
@@ -306,7 +309,7 @@ void TopologyCache::removeNode(std::string_view node) {
     if (s.counted)
       needing_.fetch_sub(1, std::memory_order_relaxed);
     s = NodeTopologyState();
-    storeSummary(*e);
+    storeSummary(slot, s);
     return;
   }
   s.pods.clear();
@@ -320,7 +323,7 @@ void TopologyCache::removeNode(std::string_view node) {
   s.node_reservation_value.clear();
   s.node_error.clear();
   refreshDerived(s);
-  storeSummary(*e);
+  storeSummary(slot, s);
 }
 
 void TopologyCache::record(std::string_view node, NodeTopologyState& s, PodAllocation pod) {
@@ -335,7 +338,8 @@ void TopologyCache::recordPod(std::string_view node, PodAllocation pod) {
 }
 
 bool TopologyCache::releasePod(std::string_view node, std::string_view uid) {
-  Entry* e = entries_.find(nodeSlotOf(node));
+  const std::uint32_t slot = nodeSlotOf(node);
+  Entry* e = entries_.find(slot);
   if (e == nullptr)
     return false;
   std::lock_guard lock(e->mu);
@@ -345,7 +349,7 @@ bool TopologyCache::releasePod(std::string_view node, std::string_view uid) {
     return false;
   s.pods.erase(pod);
   s.allocation.release(uid);
-  storeSummary(*e);
+  storeSummary(slot, s);
   publish(node, s);
   return true;
 }

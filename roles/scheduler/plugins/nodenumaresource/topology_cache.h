@@ -160,17 +160,15 @@ class TopologyCache {
   /// The node's summary as of its last change, without its lock; not usable for an unknown
   /// node or one whose state the word cannot tell (see NodeSummary).
   NodeSummary summary(std::uint32_t slot) const {
-    const Entry* e = entries_.find(slot);
-    return e == nullptr ? NodeSummary{}
-                        : NodeSummary::unpack(e->summary.load(std::memory_order_acquire));
+    const std::atomic<std::uint64_t>* word = summaries_.find(slot);
+    return word == nullptr ? NodeSummary{}
+                           : NodeSummary::unpack(word->load(std::memory_order_acquire));
   }
 
  private:
   struct Entry {
     mutable std::mutex mu;
     NodeTopologyState state;
-    /// NodeSummary::pack of `state`, stored under mu after every change.
-    std::atomic<std::uint64_t> summary{0};
   };
   static const NodeTopologyState kEmpty;
 
@@ -178,14 +176,16 @@ class TopologyCache {
   /// done for a name past the slot bound; nodeSlotOf logs it).
   template <typename Fn>
   void write(std::string_view node, Fn&& fn) {
-    Entry* e = entries_.getOrCreate(nodeSlotOf(node));
+    const std::uint32_t slot = nodeSlotOf(node);
+    Entry* e = entries_.getOrCreate(slot);
     if (e == nullptr)
       return;
     std::lock_guard lock(e->mu);
     fn(e->state);
-    storeSummary(*e);
+    storeSummary(slot, e->state);
   }
-  static void storeSummary(Entry& e);
+  /// Under the entry's lock, after every change of its state.
+  void storeSummary(std::uint32_t slot, const NodeTopologyState& s);
   void record(std::string_view node, NodeTopologyState& s, PodAllocation pod);
   /// Under the entry's lock.
   void recount(NodeTopologyState& s);
@@ -195,6 +195,9 @@ class TopologyCache {
 
   /// Entries are never freed: a deleted node's is emptied, so a reader's reference stays good.
   NodeSlotTable<Entry> entries_;
+  /// NodeSummary::pack of each entry's state, kept apart from the entries so that a cycle's
+  /// reads of neighbouring nodes share cache lines.
+  NodeSlotArray<std::atomic<std::uint64_t>> summaries_;
   std::atomic<int> needing_{0};
   std::atomic<int> with_policy_{0};
   metrics::Family<metrics::Gauge>* gauge_ = nullptr;

@@ -20,11 +20,18 @@ using namespace koord::roles::scheduler::deviceshare::testing;
 
 namespace {
 
-GpuFastView::Snapshot snapshotOf(const NodeDeviceState& node) {
+struct Published {
+  GpuFastView::Read read = GpuFastView::Read::kUnknown;
+  bool usable = false;
+  GpuFastView::Snapshot view;
+};
+
+Published snapshotOf(const NodeDeviceState& node) {
   GpuFastView view;
-  view.publish(node);
-  GpuFastView::Snapshot out;
-  view.read(out);
+  view.publish(node, true);
+  Published out;
+  out.read = view.read(out.view, true);
+  out.usable = out.read == GpuFastView::Read::kUsable;
   return out;
 }
 
@@ -82,14 +89,15 @@ TEST_CASE("gpu fast view: Filter and Score agree with the whole state",
       if (allocateDevices(node, randomGpuRequest(rng), {.scorer = &spread}, got).ok())
         node.addPod(fmt::format("ns/p{}", p), got);
     }
-    const GpuFastView::Snapshot view = snapshotOf(node);
-    CHECK(view.usable ==
+    const Published published = snapshotOf(node);
+    const GpuFastView::Snapshot& view = published.view;
+    CHECK(published.usable ==
           (n <= static_cast<int>(GpuFastView::kMaxGpus) && node.gpuCardMemory().has_value()));
     for (int q = 0; q < 20; ++q) {
       const PodDeviceRequests request = randomGpuRequest(rng);
       INFO("round " << round << ", request " << q << ", " << n << " cards");
       const Status slow = checkDevices(node, request, {});
-      if (view.usable) {
+      if (published.usable) {
         const auto fast = checkGpusFast(view, request.of(DeviceType::kGPU));
         REQUIRE(fast.has_value());
         ++fast_answers;
@@ -126,15 +134,20 @@ TEST_CASE("gpu fast view: a published change is what the next read sees",
           "[scheduler][deviceshare]") {
   NodeDeviceState node = gpus(1);
   GpuFastView view;
-  view.publish(node);
-  const PodDeviceRequests half = podRequests({{"koordinator.sh/gpu-memory-ratio", "60"}});
   GpuFastView::Snapshot snap;
-  REQUIRE(view.read(snap));
+  // Nothing published yet: the reader goes to the node's whole state.
+  CHECK(view.read(snap, false) == GpuFastView::Read::kUnknown);
+  view.publish(node, true);
+  const PodDeviceRequests half = podRequests({{"koordinator.sh/gpu-memory-ratio", "60"}});
+  REQUIRE(view.read(snap, false) == GpuFastView::Read::kUsable);
   CHECK(checkGpusFast(snap, half.of(DeviceType::kGPU))->ok());
   apis::DeviceAllocations got;
   REQUIRE(allocateDevices(node, half, {}, got).ok());
   REQUIRE(node.addPod("ns/a", got));
-  view.publish(node);
-  REQUIRE(view.read(snap));
+  view.publish(node, true);
+  REQUIRE(view.read(snap, false) == GpuFastView::Read::kUsable);
   CHECK(checkGpusFast(snap, half.of(DeviceType::kGPU))->code() == Code::kUnschedulable);
+  // The node's accounting dropped (its Node deleted): every pod passes there, as without one.
+  view.publish(NodeDeviceState(), false);
+  CHECK(view.read(snap, false) == GpuFastView::Read::kAbsent);
 }

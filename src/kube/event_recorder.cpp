@@ -371,18 +371,36 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
   }
 
   void send(std::size_t lane_index, std::shared_ptr<Write> w) {
+    // The client is the owner's and may go once the recorder is gone: a call starts only
+    // before stop(), and the recorder's destructor waits for the calls under way.
+    {
+      std::lock_guard lock(mu);
+      if (stopped) {
+        endChainLocked(*lanes[lane_index]);
+        return;
+      }
+      ++client_calls;
+    }
     ++w->tries;
     const Event& e = w->event;
     auto answer = [self = shared_from_this(), lane_index, w](ApiResult<json::value> r) {
       self->onAnswer(lane_index, w, std::move(r));
     };
-    if (w->create) {
+    if (w->create)
       client.create(ResourceRef{"", "v1", "events", e.namespace_, "", ""}, eventToJson(e),
                     std::move(answer));
-      return;
-    }
-    client.patch(ResourceRef{"", "v1", "events", e.namespace_, e.name, ""},
-                 PatchType::kStrategicMergePatch, eventRepeatPatch(e), std::move(answer));
+    else
+      client.patch(ResourceRef{"", "v1", "events", e.namespace_, e.name, ""},
+                   PatchType::kStrategicMergePatch, eventRepeatPatch(e), std::move(answer));
+    std::lock_guard lock(mu);
+    if (--client_calls == 0)
+      calls_done.notify_all();
+  }
+
+  // After stop(): returns once no chain is inside a client call, so none starts after.
+  void waitForClientCalls() {
+    std::unique_lock lock(mu);
+    calls_done.wait(lock, [this] { return client_calls == 0; });
   }
 
   void onAnswer(std::size_t lane_index, const std::shared_ptr<Write>& w, ApiResult<json::value> r) {
@@ -487,6 +505,8 @@ struct EventRecorderState : std::enable_shared_from_this<EventRecorderState> {
   EventCorrelator correlator;                   // under mu
   std::mt19937_64 rng{std::random_device{}()};  // under mu
   bool stopped = false;                         // under mu
+  int client_calls = 0;                         // under mu: chains inside a client call
+  std::condition_variable calls_done;
   bool dropping = false;  // under mu: the backlog overflowed and has not taken an event since
   std::uint64_t dropped = 0;
   std::uint64_t filtered = 0;
@@ -501,6 +521,7 @@ EventRecorder::EventRecorder(RestClient& client, boost::asio::io_context& io, Ev
 
 EventRecorder::~EventRecorder() {
   state_->stop();
+  state_->waitForClientCalls();
 }
 
 void EventRecorder::record(const ObjectReference& object, EventType type, std::string reason,

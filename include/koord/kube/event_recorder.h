@@ -125,6 +125,9 @@ struct EventRecorderState;
 /// failures are retried up to 12 times 10 s apart; an error the server answered is logged once with
 /// the object's key and the event given up, as client-go does. The RestClient and the io_context
 /// must outlive the recorder; events not yet written when the recorder is destroyed are dropped.
+/// The destructor returns once no chain is inside a RestClient call, and none starts after it,
+/// so the client may be destroyed next even while the io_context still runs (answers to requests
+/// already sent only end their chains).
 class EventRecorder {
  public:
   static constexpr std::size_t kMaxQueuedEvents = 1000;

@@ -102,17 +102,37 @@ class EventStore {
   int requests_ = 0;
 };
 
+// The Event store behind a loopback HTTP server, and a client configuration for it.
+struct EventServer {
+  EventStore store;
+  HttpPeer peer{[this](const PeerRequest& r) { return store.serve(r); }};
+
+  RestConfig config() const {
+    RestConfig c;
+    c.host = peer.url();
+    c.qps = 0;
+    return c;
+  }
+};
+
+ObjectReference podRef(const std::string& name) {
+  ObjectReference ref;
+  ref.kind = "Pod";
+  ref.api_version = "v1";
+  ref.namespace_ = "default";
+  ref.name = name;
+  ref.uid = "uid-" + name;
+  return ref;
+}
+
 }  // namespace
 
 TEST_CASE("event recorder: records from many threads are each counted once, in order per object",
           "[kube][events][concurrency]") {
-  EventStore store;
-  HttpPeer peer([&](const PeerRequest& r) { return store.serve(r); });
+  EventServer server;
+  EventStore& store = server.store;
   IoThreads io(2);
-  RestConfig config;
-  config.host = peer.url();
-  config.qps = 0;
-  RestClient client(io.io, config);
+  RestClient client(io.io, server.config());
   EventCorrelatorOptions options;
   options.spam_burst = 1000;  // this test counts every occurrence; the filter has its own tests
   EventRecorder recorder(client, io.io, EventSource{"koord-test", "node-a"}, koord::Clock::real(),
@@ -134,13 +154,8 @@ TEST_CASE("event recorder: records from many threads are each counted once, in o
     threads.emplace_back([&] {
       for (int i = 0; i < kPerThread; ++i) {
         for (int o = 0; o < kObjects; ++o) {
-          ObjectReference ref;
-          ref.kind = "Pod";
-          ref.api_version = "v1";
-          ref.namespace_ = "default";
-          ref.name = "pod-" + std::to_string(o);
-          ref.uid = "uid-" + std::to_string(o);
-          recorder.record(ref, EventType::kNormal, "Scheduled", "placed on node-a");
+          recorder.record(podRef("pod-" + std::to_string(o)), EventType::kNormal, "Scheduled",
+                          "placed on node-a");
         }
       }
     });
@@ -170,24 +185,17 @@ TEST_CASE("event recorder: the client may go right after the recorder while io t
   // stopped check called into a RestClient being destroyed after the recorder. Each round here
   // destroys the recorder, then the client, while the io threads are writing; ASan and TSan
   // watch what a chain still touches.
-  EventStore store;
-  HttpPeer peer([&](const PeerRequest& r) { return store.serve(r); });
+  EventServer server;
+  EventStore& store = server.store;
   IoThreads io(2);
-  RestConfig config;
-  config.host = peer.url();
-  config.qps = 0;
+  const RestConfig config = server.config();
   for (int round = 0; round < 100; ++round) {
     auto client = std::make_unique<RestClient>(io.io, config);
     auto recorder =
         std::make_unique<EventRecorder>(*client, io.io, EventSource{"koord-test", "node-a"});
     for (int o = 0; o < 16; ++o) {
-      ObjectReference ref;
-      ref.kind = "Pod";
-      ref.api_version = "v1";
-      ref.namespace_ = "default";
-      ref.name = fmt::format("pod-{}-{}", round, o);
-      ref.uid = fmt::format("uid-{}-{}", round, o);
-      recorder->record(ref, EventType::kNormal, "Scheduled", "placed on node-a");
+      recorder->record(podRef(fmt::format("pod-{}-{}", round, o)), EventType::kNormal, "Scheduled",
+                       "placed on node-a");
     }
     // Let some chains get under way so that the destruction meets them mid-flight.
     std::this_thread::sleep_for(std::chrono::microseconds(100 * (round % 20)));

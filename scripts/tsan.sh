@@ -23,12 +23,13 @@ else
   # HTTP client's pool and the server (http); the reactor and metrics (core); the scheduler's
   # parallelizer (runtime), scheduling queue and load-aware assign cache, the pods waiting at
   # Permit (framework) and the loop deciding them from other threads (loop); the koordlet's metric
-  # cache; the leader gate's thread (app); the descheduler's eviction limiter and migration caps.
+  # cache; the leader gate's thread (app); the descheduler's eviction limiter and migration caps;
+  # DeviceShare's per-node GPU views read while published.
   tests=(koord_core_tests koord_http_tests koord_kube_tests koord_app_tests
     koord_scheduler_runtime_tests koord_scheduler_queue_tests koord_scheduler_loadaware_tests
     koord_scheduler_framework_tests koord_scheduler_loop_tests
     koord_koordlet_metriccache_tests koord_descheduler_runtime_tests
-    koord_descheduler_migration_tests)
+    koord_descheduler_migration_tests koord_scheduler_deviceshare_tests)
 fi
 
 # No ASan here: one sanitizer runtime per process (cmake/KoordCompilerOptions.cmake).

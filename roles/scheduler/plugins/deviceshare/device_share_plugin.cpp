@@ -26,6 +26,7 @@ struct DeviceShareState final : StateData {
   PodDeviceRequests requests;
   /// GPUs and nothing else: Filter and Score read the nodes' GpuFastView.
   bool gpu_only = false;
+  GpuDemandMemo gpu_demand;
   std::map<std::string, std::vector<ReleasedDevice>, std::less<>> released;
   std::string reserved_node;
   bool counted = false;  // Reserve added the pod to reserved_node's accounting
@@ -337,10 +338,12 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
     switch (cache_.readView(node.nodeSlot(), view, false)) {
       case GpuFastView::Read::kAbsent:
         return Status::success();
-      case GpuFastView::Read::kUsable:
-        if (auto answer = checkGpusFast(view, s->requests.of(DeviceType::kGPU)))
-          return std::move(*answer);
+      case GpuFastView::Read::kUsable: {
+        GpuDemand demand;
+        if (s->gpu_demand.demandOn(view.card_memory, s->requests.of(DeviceType::kGPU), demand))
+          return checkGpusFast(view, demand);
         break;
+      }
       case GpuFastView::Read::kUnknown:
         break;
     }
@@ -368,12 +371,14 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
       switch (cache_.readView(node.nodeSlot(), view, true)) {
         case GpuFastView::Read::kAbsent:
           return Status::success();
-        case GpuFastView::Read::kUsable:
-          if (auto fast = scoreGpusFast(view, s->requests.of(DeviceType::kGPU), scorer_)) {
-            score = *fast;
+        case GpuFastView::Read::kUsable: {
+          GpuDemand demand;
+          if (s->gpu_demand.demandOn(view.card_memory, s->requests.of(DeviceType::kGPU), demand)) {
+            score = scoreGpusFast(view, demand, scorer_);
             return Status::success();
           }
           break;
+        }
         case GpuFastView::Read::kUnknown:
           break;
       }

@@ -41,9 +41,11 @@ void GpuFastView::publish(const NodeDeviceState& state, bool present) {
              fits32(gpus[i].free.get(DeviceResource::kGPUMemoryRatio));
   }
 
+  // The words are stored with release and loaded with acquire (no standalone fences, which
+  // ThreadSanitizer cannot follow): a reader that loads any word of this write also sees the odd
+  // sequence stored before it, and retries.
   const std::uint32_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
   std::uint64_t header = kPublished | (present ? kPresent : 0);
   if (usable) {
     std::uint64_t nonzero = 0;
@@ -54,19 +56,19 @@ void GpuFastView::publish(const NodeDeviceState& state, bool present) {
       std::atomic<std::int64_t>* card = &words_[2 + kCardWords * i];
       card[0].store(
           packPair(f.get(DeviceResource::kGPUCore), f.get(DeviceResource::kGPUMemoryRatio)),
-          std::memory_order_relaxed);
-      card[1].store(f.get(DeviceResource::kGPUMemory), std::memory_order_relaxed);
+          std::memory_order_release);
+      card[1].store(f.get(DeviceResource::kGPUMemory), std::memory_order_release);
     }
-    words_[1].store(*card_memory, std::memory_order_relaxed);
+    words_[1].store(*card_memory, std::memory_order_release);
     for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
-      words_[kSumsAt + r].store(summary.total_sum.amount[r], std::memory_order_relaxed);
+      words_[kSumsAt + r].store(summary.total_sum.amount[r], std::memory_order_release);
       words_[kSumsAt + kDeviceResourceCount + r].store(summary.free_sum.amount[r],
-                                                       std::memory_order_relaxed);
+                                                       std::memory_order_release);
     }
     header |= kUsable | (std::uint64_t{gpus.size() & 0xffu} << 8) |
               (std::uint64_t{summary.devices_with_free & 0xffu} << 16) | (nonzero << 32);
   }
-  words_[0].store(static_cast<std::int64_t>(header), std::memory_order_relaxed);
+  words_[0].store(static_cast<std::int64_t>(header), std::memory_order_release);
   seq_.store(s + 2, std::memory_order_release);
 }
 
@@ -75,7 +77,7 @@ GpuFastView::Read GpuFastView::read(Snapshot& out, bool with_sums) const {
     const std::uint32_t s1 = seq_.load(std::memory_order_acquire);
     if ((s1 & 1u) != 0)
       continue;
-    const auto header = static_cast<std::uint64_t>(words_[0].load(std::memory_order_relaxed));
+    const auto header = static_cast<std::uint64_t>(words_[0].load(std::memory_order_acquire));
     Read answer = Read::kUnknown;
     if ((header & kPublished) != 0 && (header & kPresent) == 0) {
       answer = Read::kAbsent;
@@ -84,59 +86,66 @@ GpuFastView::Read GpuFastView::read(Snapshot& out, bool with_sums) const {
       out.count = static_cast<std::uint32_t>((header >> 8) & 0xffu);
       out.devices_with_free = static_cast<std::uint32_t>((header >> 16) & 0xffu);
       out.nonzero = static_cast<std::uint32_t>(header >> 32);
-      out.card_memory = words_[1].load(std::memory_order_relaxed);
+      out.card_memory = words_[1].load(std::memory_order_acquire);
       for (std::size_t i = 0; i < out.count && i < kMaxGpus; ++i) {
         const std::atomic<std::int64_t>* card = &words_[2 + kCardWords * i];
-        const auto pair = static_cast<std::uint64_t>(card[0].load(std::memory_order_relaxed));
+        const auto pair = static_cast<std::uint64_t>(card[0].load(std::memory_order_acquire));
         out.free[i] =
             Gpu{static_cast<std::int64_t>(pair & 0xffffffffu),
-                card[1].load(std::memory_order_relaxed), static_cast<std::int64_t>(pair >> 32)};
+                card[1].load(std::memory_order_acquire), static_cast<std::int64_t>(pair >> 32)};
       }
       if (with_sums) {
         for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
-          out.total_sum.amount[r] = words_[kSumsAt + r].load(std::memory_order_relaxed);
+          out.total_sum.amount[r] = words_[kSumsAt + r].load(std::memory_order_acquire);
           out.free_sum.amount[r] =
-              words_[kSumsAt + kDeviceResourceCount + r].load(std::memory_order_relaxed);
+              words_[kSumsAt + kDeviceResourceCount + r].load(std::memory_order_acquire);
         }
       }
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
     if (seq_.load(std::memory_order_relaxed) == s1)
       return answer;
   }
   return Read::kUnknown;
 }
 
-std::optional<Status> checkGpusFast(const GpuFastView::Snapshot& view,
-                                    const DeviceResources& asked) {
-  DeviceResources want;
-  std::int64_t count = 0;
-  if (!gpuDemand(view.card_memory, asked, want, count).ok())
-    return std::nullopt;
+bool GpuDemandMemo::demandOn(std::int64_t card_memory, const DeviceResources& asked,
+                             GpuDemand& out) const {
+  if (state_.load(std::memory_order_acquire) == kReady && card_memory_ == card_memory) {
+    out = demand_;
+    return true;
+  }
+  if (!gpuDemand(card_memory, asked, out.per_device, out.count).ok())
+    return false;
+  int expected = kEmpty;
+  if (state_.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
+    card_memory_ = card_memory;
+    demand_ = out;
+    state_.store(kReady, std::memory_order_release);
+  }
+  return true;
+}
+
+Status checkGpusFast(const GpuFastView::Snapshot& view, const GpuDemand& demand) {
   // enoughFit: cards with anything free on which each amount of the request fits (the request
   // names GPU resources alone, so the other amounts fit anywhere).
+  const DeviceResources& want = demand.per_device;
   std::int64_t fit = 0;
-  for (std::uint32_t i = 0; i < view.count && fit < count; ++i) {
+  for (std::uint32_t i = 0; i < view.count && fit < demand.count; ++i) {
     const GpuFastView::Gpu& g = view.free[i];
     fit += ((view.nonzero >> i) & 1u) != 0 && want.get(DeviceResource::kGPUCore) <= g.core &&
            want.get(DeviceResource::kGPUMemory) <= g.memory &&
            want.get(DeviceResource::kGPUMemoryRatio) <= g.ratio;
   }
-  if (fit >= count)
+  if (fit >= demand.count)
     return Status::success();
   return Status::unschedulable("Insufficient gpu devices");
 }
 
-std::optional<std::int64_t> scoreGpusFast(const GpuFastView::Snapshot& view,
-                                          const DeviceResources& asked,
-                                          const DeviceScorer& scorer) {
-  DeviceResources want;
-  std::int64_t count = 0;
-  if (!gpuDemand(view.card_memory, asked, want, count).ok())
-    return std::nullopt;
+std::int64_t scoreGpusFast(const GpuFastView::Snapshot& view, const GpuDemand& demand,
+                           const DeviceScorer& scorer) {
   if (view.devices_with_free == 0)
     return 0;
-  return scorer.scoreDevice(want, view.total_sum, view.free_sum);
+  return scorer.scoreDevice(demand.per_device, view.total_sum, view.free_sum);
 }
 
 }  // namespace koord::roles::scheduler::deviceshare

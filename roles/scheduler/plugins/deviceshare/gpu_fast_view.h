@@ -61,13 +61,37 @@ class GpuFastView {
   std::array<std::atomic<std::int64_t>, kWords> words_{};
 };
 
+/// A pod's GPU demand on cards of one memory size: gpuDemand's request per card and card count.
+struct GpuDemand {
+  DeviceResources per_device;
+  std::int64_t count = 0;
+};
+
+/// The demand on the first card memory a cycle meets, computed once by whichever Filter or Score
+/// gets there first and read by the others (a node pool has one card model); other card
+/// memories are computed at each node. Thread-safe; a copy (a cloned CycleState) starts empty.
+class GpuDemandMemo {
+ public:
+  GpuDemandMemo() = default;
+  GpuDemandMemo(const GpuDemandMemo&) {}
+  GpuDemandMemo& operator=(const GpuDemandMemo&) = delete;
+
+  /// gpuDemand(card_memory, asked), through the memo; false where gpuDemand refuses (the whole
+  /// state words the refusal).
+  bool demandOn(std::int64_t card_memory, const DeviceResources& asked, GpuDemand& out) const;
+
+ private:
+  enum : int { kEmpty, kWriting, kReady };
+  mutable std::atomic<int> state_{kEmpty};
+  mutable std::int64_t card_memory_ = 0;  // written once, before state_ turns kReady
+  mutable GpuDemand demand_;              // likewise
+};
+
 /// Filter for a pod whose requests are GPUs alone, with no devices released by preemption and no
-/// NUMA restriction: nullopt where the answer needs the node's whole state (a refused demand,
-/// whose message comes from there).
-std::optional<Status> checkGpusFast(const GpuFastView::Snapshot& view,
-                                    const DeviceResources& asked);
-/// Score likewise (scoreNode's answer for such a pod); nullopt as above.
-std::optional<std::int64_t> scoreGpusFast(const GpuFastView::Snapshot& view,
-                                          const DeviceResources& asked, const DeviceScorer& scorer);
+/// NUMA restriction: enoughFit over the view's cards.
+Status checkGpusFast(const GpuFastView::Snapshot& view, const GpuDemand& demand);
+/// Score likewise: scoreNode's answer for such a pod.
+std::int64_t scoreGpusFast(const GpuFastView::Snapshot& view, const GpuDemand& demand,
+                           const DeviceScorer& scorer);
 
 }  // namespace koord::roles::scheduler::deviceshare

@@ -4,8 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -98,18 +100,19 @@ TEST_CASE("gpu fast view: Filter and Score agree with the whole state",
       INFO("round " << round << ", request " << q << ", " << n << " cards");
       const Status slow = checkDevices(node, request, {});
       if (published.usable) {
-        const auto fast = checkGpusFast(view, request.of(DeviceType::kGPU));
-        REQUIRE(fast.has_value());
+        GpuDemand demand;
+        const GpuDemandMemo memo;
+        // gpuDemand refuses nothing the requests here ask; the locked path words a refusal.
+        REQUIRE(memo.demandOn(view.card_memory, request.of(DeviceType::kGPU), demand));
+        const Status fast = checkGpusFast(view, demand);
         ++fast_answers;
-        refusals += fast->ok() ? 0 : 1;
-        CHECK(fast->code() == slow.code());
-        CHECK(fast->message() == slow.message());
+        refusals += fast.ok() ? 0 : 1;
+        CHECK(fast.code() == slow.code());
+        CHECK(fast.message() == slow.message());
         for (const DeviceScorer* scorer : {&spread, &binpack}) {
           std::int64_t slow_score = -1;
           REQUIRE(scoreNode(node, request, *scorer, {}, slow_score).ok());
-          const auto fast_score = scoreGpusFast(view, request.of(DeviceType::kGPU), *scorer);
-          REQUIRE(fast_score.has_value());
-          CHECK(*fast_score == slow_score);
+          CHECK(scoreGpusFast(view, demand, *scorer) == slow_score);
         }
       }
     }
@@ -139,15 +142,98 @@ TEST_CASE("gpu fast view: a published change is what the next read sees",
   CHECK(view.read(snap, false) == GpuFastView::Read::kUnknown);
   view.publish(node, true);
   const PodDeviceRequests half = podRequests({{"koordinator.sh/gpu-memory-ratio", "60"}});
+  GpuDemand demand;
+  REQUIRE(
+      gpuDemand(*node.gpuCardMemory(), half.of(DeviceType::kGPU), demand.per_device, demand.count)
+          .ok());
   REQUIRE(view.read(snap, false) == GpuFastView::Read::kUsable);
-  CHECK(checkGpusFast(snap, half.of(DeviceType::kGPU))->ok());
+  CHECK(checkGpusFast(snap, demand).ok());
   apis::DeviceAllocations got;
   REQUIRE(allocateDevices(node, half, {}, got).ok());
   REQUIRE(node.addPod("ns/a", got));
   view.publish(node, true);
   REQUIRE(view.read(snap, false) == GpuFastView::Read::kUsable);
-  CHECK(checkGpusFast(snap, half.of(DeviceType::kGPU))->code() == Code::kUnschedulable);
+  CHECK(checkGpusFast(snap, demand).code() == Code::kUnschedulable);
   // The node's accounting dropped (its Node deleted): every pod passes there, as without one.
   view.publish(NodeDeviceState(), false);
   CHECK(view.read(snap, false) == GpuFastView::Read::kAbsent);
+}
+
+TEST_CASE("gpu fast view: the demand memo answers for its own card memory only",
+          "[scheduler][deviceshare]") {
+  const PodDeviceRequests ratio = podRequests({{"koordinator.sh/gpu-memory-ratio", "50"}});
+  const GpuDemandMemo memo;
+  auto direct = [&](std::int64_t card_memory) {
+    GpuDemand d;
+    REQUIRE(gpuDemand(card_memory, ratio.of(DeviceType::kGPU), d.per_device, d.count).ok());
+    return d;
+  };
+  const std::int64_t small = 16LL << 30;
+  const std::int64_t large = 80LL << 30;
+  GpuDemand got;
+  // The first card memory is kept; another is computed, not served from the memo.
+  for (std::int64_t card : {small, large, small, large}) {
+    INFO(card);
+    REQUIRE(memo.demandOn(card, ratio.of(DeviceType::kGPU), got));
+    CHECK(got.per_device == direct(card).per_device);
+    CHECK(got.count == direct(card).count);
+  }
+  CHECK(got.per_device.get(DeviceResource::kGPUMemory) == large / 2);
+  // A refused demand is not kept: gpu-memory on cards that report none.
+  const PodDeviceRequests bytes = podRequests({{"koordinator.sh/gpu-memory", "1Gi"}});
+  const GpuDemandMemo other;
+  CHECK_FALSE(other.demandOn(0, bytes.of(DeviceType::kGPU), got));
+  REQUIRE(other.demandOn(small, bytes.of(DeviceType::kGPU), got));
+  CHECK(got.per_device.get(DeviceResource::kGPUMemoryRatio) == 6);
+}
+
+TEST_CASE("gpu fast view: readers racing a writer see whole publications only",
+          "[scheduler][deviceshare][concurrency]") {
+  // The writer publishes states in which every card holds the same share; a read that mixed two
+  // publications would show cards holding different shares.
+  std::vector<NodeDeviceState> states;
+  for (int share = 0; share <= 100; share += 10) {
+    NodeDeviceState node = gpus(8);
+    if (share > 0) {
+      for (int card = 0; card < 8; ++card) {
+        apis::DeviceAllocations a;
+        a["gpu"].push_back(apis::DeviceAllocation{
+            .minor = card,
+            .resources = resources({{"koordinator.sh/gpu-core", std::to_string(share)},
+                                    {"koordinator.sh/gpu-memory-ratio", std::to_string(share)}}),
+            .vfs = {}});
+        REQUIRE(node.addPod(fmt::format("ns/p{}", card), a));
+      }
+    }
+    states.push_back(std::move(node));
+  }
+  GpuFastView view;
+  view.publish(states[0], true);
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::atomic<long> reads{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&] {
+      GpuFastView::Snapshot snap;
+      while (!done.load(std::memory_order_relaxed)) {
+        if (view.read(snap, true) != GpuFastView::Read::kUsable)
+          continue;
+        reads.fetch_add(1, std::memory_order_relaxed);
+        for (std::uint32_t i = 1; i < snap.count; ++i) {
+          if (snap.free[i].core != snap.free[0].core || snap.free[i].ratio != snap.free[0].ratio)
+            torn.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (snap.free_sum.get(DeviceResource::kGPUCore) != 8 * snap.free[0].core)
+          torn.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (int round = 0; round < 2000; ++round)
+    view.publish(states[static_cast<std::size_t>(round) % states.size()], true);
+  done = true;
+  for (auto& t : readers)
+    t.join();
+  CHECK(torn.load() == 0);
+  CHECK(reads.load() > 0);
 }

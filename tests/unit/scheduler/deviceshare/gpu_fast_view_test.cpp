@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <string>
 #include <thread>
@@ -229,8 +230,13 @@ TEST_CASE("gpu fast view: readers racing a writer see whole publications only",
       }
     });
   }
-  for (int round = 0; round < 2000; ++round)
-    view.publish(states[static_cast<std::size_t>(round) % states.size()], true);
+  // Publish until the readers have read a good many times (they may start late on a loaded
+  // machine), within a bound.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (std::size_t round = 0; (round < 2000 || reads.load(std::memory_order_relaxed) < 1000) &&
+                              std::chrono::steady_clock::now() < deadline;
+       ++round)
+    view.publish(states[round % states.size()], true);
   done = true;
   for (auto& t : readers)
     t.join();

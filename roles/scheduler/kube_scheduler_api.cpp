@@ -240,6 +240,17 @@ void KubeSchedulerApi::patchReservationStatus(const apis::Reservation& r, json::
                 });
 }
 
+void KubeSchedulerApi::patchReservation(const apis::Reservation& r, json::value patch,
+                                        ApiCallback done) {
+  client_.patch(reservationRef(r), kube::PatchType::kMergePatch, withUid(std::move(patch), r.uid),
+                [name = r.name, done = std::move(done)](kube::ApiResult<json::value> res) {
+                  if (res)
+                    done({});
+                  else
+                    done(toError("updating reservation " + name, res.error()));
+                });
+}
+
 void KubeSchedulerApi::deleteReservation(const apis::Reservation& r, ApiCallback done) {
   kube::DeleteOptions options;
   options.uid = r.uid;

@@ -62,6 +62,8 @@ class KubeSchedulerApi final : public SchedulerApi {
   std::shared_ptr<const ReservationState> currentReservation(
       const std::string& name) const override;
   std::vector<std::shared_ptr<const ReservationState>> reservations() const override;
+  void patchReservation(const apis::Reservation& r, boost::json::value patch,
+                        ApiCallback done) override;
   void patchReservationStatus(const apis::Reservation& r, boost::json::value patch,
                               ApiCallback done) override;
   void deleteReservation(const apis::Reservation& r, ApiCallback done) override;

@@ -2,6 +2,8 @@
 
 #include <boost/json/value.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 #include <variant>
@@ -10,6 +12,7 @@
 
 #include "extender/http_extenders.h"
 #include "framework/pod_changes.h"
+#include "koord/apis/extension.h"
 #include "koord/core/log.h"
 #include "koord/core/metrics.h"
 #include "reservation/reservation_status.h"
@@ -268,7 +271,7 @@ void Scheduler::onReservationAdd(std::shared_ptr<const ReservationState> r) {
   if (auto info = reservationInfoOf(*r)) {
     logIfError(cache_.addReservation(std::move(info)), "caching reservation", name);
     for (auto* l : reservation_listeners_)
-      l->onReservationAvailable(r->object);
+      l->onReservationAvailable(r);
     // Owner pods that found no room may fit in it now.
     queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodAdd);
   }
@@ -290,7 +293,7 @@ void Scheduler::onReservationUpdate(const ReservationState& old_r,
   if (auto info = reservationInfoOf(*r)) {
     logIfError(cache_.addReservation(std::move(info)), "caching reservation", name);
     for (auto* l : reservation_listeners_)
-      l->onReservationAvailable(r->object);
+      l->onReservationAvailable(r);
     if (!old_r.object->available())
       queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodAdd);
   } else if (old_r.object->available()) {
@@ -560,6 +563,43 @@ void Scheduler::bindReservationAsync(Profile& profile, std::shared_ptr<CycleStat
   }
   ++bindings_in_flight_;
   const auto bind_start = SteadyClock::now();
+  // The CPUs and devices plugins reserved go on the Reservation before it turns Available, so
+  // that the informer never shows it holding room without them.
+  boost::json::object annotations;
+  if (const PodChanges* changes = findPodChanges(*state)) {
+    for (const auto& [key, value] : changes->annotations()) {
+      if (std::find(std::begin(apis::kSchedulerOwnedPodAnnotations),
+                    std::end(apis::kSchedulerOwnedPodAnnotations),
+                    key) != std::end(apis::kSchedulerOwnedPodAnnotations))
+        annotations[key] = value;
+    }
+  }
+  if (annotations.empty()) {
+    markReservationAvailable(profile, std::move(state), std::move(info), std::move(assumed),
+                             std::move(current), cycle, start, bind_start);
+    return;
+  }
+  auto object = current->object;
+  api_.patchReservation(
+      *object, boost::json::object{{"metadata", {{"annotations", std::move(annotations)}}}},
+      [this, &profile, state = std::move(state), info = std::move(info),
+       assumed = std::move(assumed), current = std::move(current), cycle, start,
+       bind_start](kube::Expected<void> r) mutable {
+        if (!r) {
+          bindingFailed(profile, *state, std::move(info), assumed, cycle, start, r.error().message);
+          --bindings_in_flight_;
+          return;
+        }
+        markReservationAvailable(profile, std::move(state), std::move(info), std::move(assumed),
+                                 std::move(current), cycle, start, bind_start);
+      });
+}
+
+void Scheduler::markReservationAvailable(Profile& profile, std::shared_ptr<CycleState> state,
+                                         QueuedPodInfo info, std::shared_ptr<const PodInfo> assumed,
+                                         std::shared_ptr<const ReservationState> current,
+                                         std::int64_t cycle, SteadyClock::time_point start,
+                                         SteadyClock::time_point bind_start) {
   const std::string node = assumed->node_name;
   auto patch = reservation::availablePatch(*current, node, std::chrono::system_clock::now());
   api_.patchReservationStatus(

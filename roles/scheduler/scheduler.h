@@ -115,6 +115,12 @@ class Scheduler final : public NodeObjectSink {
   void bindReservationAsync(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
                             std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,
                             std::chrono::steady_clock::time_point start);
+  /// The status write that makes the reservation Available (its annotations already sent).
+  void markReservationAvailable(Profile& profile, std::shared_ptr<CycleState> state,
+                                QueuedPodInfo info, std::shared_ptr<const PodInfo> assumed,
+                                std::shared_ptr<const ReservationState> current, std::int64_t cycle,
+                                std::chrono::steady_clock::time_point start,
+                                std::chrono::steady_clock::time_point bind_start);
   /// After Permit: the binding cycle (a reserve pod's or a pod's).
   void continueBinding(Profile& profile, std::shared_ptr<CycleState> state, QueuedPodInfo info,
                        std::shared_ptr<const PodInfo> assumed, std::int64_t cycle,

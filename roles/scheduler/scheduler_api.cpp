@@ -12,6 +12,12 @@ void SchedulerApi::patchReservationStatus(const apis::Reservation& r, boost::jso
                            ": this scheduler has no API client"));
 }
 
+void SchedulerApi::patchReservation(const apis::Reservation& r, boost::json::value /*patch*/,
+                                    ApiCallback done) {
+  done(
+      kube::makeKubeError("updating reservation " + r.name + ": this scheduler has no API client"));
+}
+
 kube::Expected<boost::json::value> SchedulerApi::getPod(const PodInfo& pod) const {
   return kube::makeKubeError("getting pod " + pod.key() + ": this scheduler has no API client");
 }

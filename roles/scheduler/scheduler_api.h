@@ -47,6 +47,10 @@ class SchedulerApi : public ClusterView {
   /// runs on the reactor thread.
   virtual void patchReservationStatus(const apis::Reservation& r, boost::json::value patch,
                                       ApiCallback done);
+  /// A JSON merge patch for the Reservation itself (its annotations) with the UID as
+  /// precondition; `done` runs on the reactor thread.
+  virtual void patchReservation(const apis::Reservation& r, boost::json::value patch,
+                                ApiCallback done);
   /// Deletes the Reservation (UID as precondition); a 404 is success.
   virtual void deleteReservation(const apis::Reservation& r, ApiCallback done);
   /// An Event on the Reservation from `component` (the profile's schedulerName).

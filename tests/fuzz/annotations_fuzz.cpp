@@ -9,6 +9,7 @@
 
 #include "koord/apis/extended_resource_spec.h"
 #include "koord/apis/extension.h"
+#include "koord/apis/node_amplification.h"
 #include "koord/cgroup/kubepods_path.h"
 #include "koord/kube/labels.h"
 #include "koord/kube/quantity.h"
@@ -64,6 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     default:
       (void)kube::Quantity::parse(text);
+      (void)apis::nodeAmplificationRatio(
+          {{std::string(apis::kAnnotationNodeResourceAmplificationRatio), std::string(text)}},
+          "cpu");
       break;
   }
   return 0;

@@ -100,6 +100,9 @@ struct Reservation {
   std::string uid;
   std::string resource_version;
   kube::Labels labels;
+  /// metadata.annotations: the scheduler writes the CPUs and devices it reserved here
+  /// (resource-status, device-allocated), as Koordinator does.
+  kube::Labels annotations;
   std::chrono::system_clock::time_point creation_timestamp{};
   bool terminating = false;  // metadata.deletionTimestamp set
 

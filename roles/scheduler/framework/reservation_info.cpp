@@ -31,6 +31,17 @@ void pinToNode(PodInfo& pod, const std::string& node) {
     term.match_fields.push_back(field);
 }
 
+void mergeInto(json::object& meta, std::string_view field, const kube::Labels& values) {
+  if (values.empty())
+    return;
+  json::value& slot = meta[field];
+  if (!slot.is_object())
+    slot = json::object();
+  json::object& out = slot.get_object();
+  for (const auto& [key, value] : values)
+    out[key] = value;
+}
+
 }  // namespace
 
 kube::Expected<PodInfo> reservePodOf(const apis::Reservation& r) {
@@ -46,6 +57,10 @@ kube::Expected<PodInfo> reservePodOf(const apis::Reservation& r) {
   }
   meta["name"] = r.name;
   meta["uid"] = r.uid;
+  // Koordinator's NewReservePod: the Reservation's own labels and annotations override the
+  // template's (its resource-status and device-allocated then read as the reserve pod's).
+  mergeInto(meta, "labels", r.labels);
+  mergeInto(meta, "annotations", r.annotations);
   const json::value* ns = meta.if_contains("namespace");
   if (ns == nullptr || !ns->is_string() || ns->get_string().empty())
     meta["namespace"] = kReservePodNamespace;

@@ -11,6 +11,7 @@
 
 #include "extender/extender.h"
 #include "framework/pod_changes.h"
+#include "framework/reservation_nomination.h"
 #include "koord/apis/extension.h"
 #include "runtime/parallelizer.h"
 
@@ -162,8 +163,11 @@ kube::Expected<std::unique_ptr<Framework>> Framework::create(const config::Profi
     fw->scores_.push_back(
         {score, std::max<std::int64_t>(1, ref.weight), bits.at(p), score->hasNormalizeScore()});
   });
-  each(ExtensionPoint::kReserve,
-       [&](Plugin* p, const auto&) { fw->reserves_.push_back(as<ReservePlugin>(p)); });
+  each(ExtensionPoint::kReserve, [&](Plugin* p, const auto&) {
+    fw->reserves_.push_back(as<ReservePlugin>(p));
+    if (auto* n = dynamic_cast<ReservationNominator*>(p))
+      fw->nominators_.push_back(n);
+  });
   each(ExtensionPoint::kPermit,
        [&](Plugin* p, const auto&) { fw->permits_.push_back(as<PermitPlugin>(p)); });
   each(ExtensionPoint::kPreBind,
@@ -602,6 +606,9 @@ kube::Expected<std::vector<NodeScore>> Framework::runScorePlugins(
 
 Status Framework::runReservePlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
+  // Every Reserve plugin reads the same nominated reservation, whatever their order.
+  for (auto* n : nominators_)
+    n->nominateReservation(state, pod, node);
   for (auto* p : reserves_) {
     auto s = p->reserve(state, pod, node);
     if (!s.ok()) {

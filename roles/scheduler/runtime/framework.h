@@ -20,6 +20,8 @@
 
 namespace koord::roles::scheduler {
 
+class ReservationNominator;
+
 class Parallelizer;
 class Extenders;
 
@@ -181,6 +183,7 @@ class Framework final : public FrameworkHandle {
   };
   std::vector<WeightedScore> scores_;
   std::vector<ReservePlugin*> reserves_;
+  std::vector<ReservationNominator*> nominators_;
   std::vector<PermitPlugin*> permits_;
   WaitingPods waiting_pods_;
   std::function<void(const std::vector<std::string>&)> activator_;

@@ -56,13 +56,13 @@ std::size_t placeReservations(std::vector<std::shared_ptr<NodeInfo>>& nodes, std
   for (std::size_t k = 0; k < count; ++k) {
     NodeInfo& node = *nodes[k * nodes.size() / count];
     auto object = makeReservation(k, node.name(), room);
-    ReservationState state;
-    state.object = object;
-    state.reserve_pod =
+    auto state = std::make_shared<ReservationState>();
+    state->object = object;
+    state->reserve_pod =
         std::make_shared<const PodInfo>(koord::roles::scheduler::reservePodOf(*object).value());
     // The cache's path for an Available reservation: its room withheld on its node.
-    node.addReservation(koord::roles::scheduler::reservationInfoOf(state));
-    listener.onReservationAvailable(object);
+    node.addReservation(koord::roles::scheduler::reservationInfoOf(*state));
+    listener.onReservationAvailable(state);
   }
   return count;
 }

@@ -49,6 +49,24 @@ bool onNumaNodes(const DeviceState& d, const AllocateOptions& options) {
 // The device's free amounts with what preempted pods give back (Koordinator's
 // calcFreeWithPreemptible).
 DeviceResources freeOf(const DeviceState& d, DeviceType type, const AllocateOptions& options) {
+  if ((options.only_released_types >> static_cast<unsigned>(type)) & 1u) {
+    // Only the reservation's hold: what of it no owner took (its owners' devices are counted on
+    // the device besides the hold).
+    DeviceResources kept;
+    for (const ReleasedDevice& r : options.released) {
+      if (r.type == type && r.minor == d.info.minor)
+        kept.add(r.resources);
+    }
+    if (kept.isZero())
+      return kept;
+    DeviceResources used = d.used;
+    used.subtractNonNegative(kept);
+    DeviceResources free = d.info.total;
+    free.subtractNonNegative(used);
+    for (std::size_t i = 0; i < kDeviceResourceCount; ++i)
+      kept.amount[i] = std::min(kept.amount[i], free.amount[i]);
+    return kept;
+  }
   if (options.released.empty())
     return d.free;
   DeviceResources used = d.used;
@@ -226,6 +244,7 @@ Status allocateDevices(const NodeDeviceState& node, const PodDeviceRequests& req
 
   struct Candidate {
     const DeviceState* device;
+    bool reserved;
     bool preferred;
     std::int64_t score;
   };
@@ -242,15 +261,20 @@ Status allocateDevices(const NodeDeviceState& node, const PodDeviceRequests& req
         continue;
       const bool preferred =
           d.info.numa_node >= 0 && ((options.preferred_numa_nodes >> d.info.numa_node) & 1u) != 0;
+      const bool reserved = std::any_of(
+          options.preferred_devices.begin(), options.preferred_devices.end(),
+          [&](const ReleasedDevice& r) { return r.type == type && r.minor == d.info.minor; });
       const std::int64_t score =
           options.scorer ? options.scorer->scoreDevice(request, d.info.total, free) : 0;
-      candidates.push_back({&d, preferred, score});
+      candidates.push_back({&d, reserved, preferred, score});
     }
     if (static_cast<std::int64_t>(candidates.size()) < count) {
       out.clear();
       return insufficient(type);
     }
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.reserved != b.reserved)
+        return a.reserved;
       if (a.preferred != b.preferred)
         return a.preferred;
       if (a.score != b.score)

@@ -40,8 +40,14 @@ struct AllocateOptions {
   /// (Koordinator: a device-allocate-hint with a vfSelector; the selector's labels are not read
   /// here, every VF group qualifies).
   bool rdma_vf = false;
-  /// Held by pods being preempted: free for this request.
+  /// Held by pods being preempted, or kept for the pod by its reservation: free for this
+  /// request.
   std::span<const ReleasedDevice> released = {};
+  /// Device types (bit per DeviceType) of which only `released` amounts count as free (a
+  /// Restricted reservation's).
+  std::uint8_t only_released_types = 0;
+  /// Devices taken before any other (a reservation's, for its owner pods).
+  std::span<const ReleasedDevice> preferred_devices = {};
 };
 
 /// What each device given must offer and how many devices of each type are wanted
@@ -83,9 +89,9 @@ Status checkDevices(const NodeDeviceState& node, const PodDeviceRequests& reques
                     const AllocateOptions& options);
 
 /// Chooses the devices (Reserve) into `out` (cleared first): per type the devices that fit,
-/// preferred NUMA nodes first, then by the scorer's device score (highest first: the fullest
-/// device under MostAllocated, the emptiest under LeastAllocated), then by minor. Refusals as
-/// checkDevices's; `out` is empty after one.
+/// options.preferred_devices first, then those on preferred NUMA nodes, then by the scorer's device
+/// score (highest first: the fullest device under MostAllocated, the emptiest under
+/// LeastAllocated), then by minor. Refusals as checkDevices's; `out` is empty after one.
 Status allocateDevices(const NodeDeviceState& node, const PodDeviceRequests& requests,
                        const AllocateOptions& options, apis::DeviceAllocations& out);
 

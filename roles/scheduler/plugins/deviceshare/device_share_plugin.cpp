@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 
 #include "framework/pod_changes.h"
+#include "framework/reservation_nomination.h"
 #include "koord/apis/device_allocation.h"
 #include "koord/core/log.h"
 #include "koord/core/metrics.h"
 #include "plugins/deviceshare/pod_device_request.h"
+#include "plugins/deviceshare/reservation_devices.h"
 #include "plugins/upstream/normalize_score.h"
 
 namespace koord::roles::scheduler::deviceshare {
@@ -27,6 +29,9 @@ struct DeviceShareState final : StateData {
   /// GPUs and nothing else: Filter and Score read the nodes' GpuFastView.
   bool gpu_only = false;
   GpuDemandMemo gpu_demand;
+  /// The Reservation plugin matched reservations for the pod (its BeforePreFilter runs before
+  /// PreFilter): only then do Filter and Score look them up per node.
+  bool reservation_matches = false;
   std::map<std::string, std::vector<ReleasedDevice>, std::less<>> released;
   std::string reserved_node;
   bool counted = false;  // Reserve added the pod to reserved_node's accounting
@@ -44,34 +49,6 @@ DeviceScorer scorerFrom(const config::KoordScoringStrategy& spec) {
                                        ? ScoringStrategyType::kMostAllocated
                                        : ScoringStrategyType::kLeastAllocated;
   return DeviceScorer::fromSpec(type, weights);
-}
-
-// Adds (a victim taken out) or subtracts (put back) what the pod holds to what counts as free.
-void moveReleased(std::vector<ReleasedDevice>& released, const apis::DeviceAllocations& held,
-                  bool give_back) {
-  for (const auto& [type_name, items] : held) {
-    const std::optional<DeviceType> type = parseDeviceType(type_name);
-    if (!type)
-      continue;
-    for (const apis::DeviceAllocation& a : items) {
-      kube::ResourceList list = a.resources;
-      apis::replaceDeprecatedDeviceResources(list);
-      const DeviceResources amount = DeviceResources::fromList(list);
-      auto it = std::find_if(released.begin(), released.end(), [&](const ReleasedDevice& r) {
-        return r.type == *type && r.minor == a.minor;
-      });
-      if (give_back) {
-        if (it == released.end())
-          released.push_back({.type = *type, .minor = a.minor, .resources = amount});
-        else
-          it->resources.add(amount);
-      } else if (it != released.end()) {
-        it->resources.subtractNonNegative(amount);
-        if (it->resources.isZero())
-          released.erase(it);
-      }
-    }
-  }
 }
 
 // The pod's device-allocated annotation; nullopt (logged) when it is malformed, which then
@@ -175,22 +152,49 @@ void DeviceSharePlugin::countPod(const PodInfo& pod, const apis::DeviceAllocatio
   if (entry == nullptr)
     return;
   std::unique_lock lock(entry->mu);
-  if (entry->state.addPod(pod.key(), allocations))
+  if (entry->state.addPod(pod.uid, allocations))
     publish(*entry, pod.node_name);
 }
 
-void DeviceSharePlugin::uncountPod(const std::string& node, const std::string& key) {
+void DeviceSharePlugin::uncountPod(const std::string& node, const std::string& uid) {
   auto entry = cache_.find(node);
   if (entry == nullptr)
     return;
   std::unique_lock lock(entry->mu);
-  if (entry->state.removePod(key))
+  if (entry->state.removePod(uid))
     publish(*entry, node);
+}
+
+void DeviceSharePlugin::onReservationAvailable(std::shared_ptr<const ReservationState> r) {
+  const PodInfo& stand_in = *r->reserve_pod;
+  const std::string& node = r->object->node_name;
+  if (auto moved = reservation_nodes_.place(stand_in.uid, node))
+    uncountPod(*moved, stand_in.uid);
+  // The Reservation's device-allocated is the word that counts: what Reserve counted for the
+  // stand-in gives way to it, under one hold of the lock so that no Filter sees neither.
+  const auto allocations = allocationsOf(stand_in);
+  auto entry = cache_.getOrCreate(node);
+  if (entry == nullptr)
+    return;
+  std::unique_lock lock(entry->mu);
+  const apis::DeviceAllocations* counted = entry->state.podAllocations(stand_in.uid);
+  if (allocations && counted != nullptr && *counted == *allocations)
+    return;
+  bool changed = entry->state.removePod(stand_in.uid);
+  if (allocations && !allocations->empty())
+    changed = entry->state.addPod(stand_in.uid, *allocations) || changed;
+  if (changed)
+    publish(*entry, node);
+}
+
+void DeviceSharePlugin::onReservationGone(const std::string& uid) {
+  if (auto node = reservation_nodes_.forget(uid))
+    uncountPod(*node, uid);
 }
 
 void DeviceSharePlugin::onAssignedPodAdd(const PodInfo& pod) {
   if (pod.finished()) {
-    uncountPod(pod.node_name, pod.key());
+    uncountPod(pod.node_name, pod.uid);
     return;
   }
   auto allocations = allocationsOf(pod);
@@ -201,7 +205,7 @@ void DeviceSharePlugin::onAssignedPodAdd(const PodInfo& pod) {
 
 void DeviceSharePlugin::onAssignedPodUpdate(const PodInfo& old_pod, const PodInfo& pod) {
   if (pod.finished()) {
-    uncountPod(pod.node_name, pod.key());
+    uncountPod(pod.node_name, pod.uid);
     return;
   }
   auto allocations = allocationsOf(pod);
@@ -211,13 +215,13 @@ void DeviceSharePlugin::onAssignedPodUpdate(const PodInfo& old_pod, const PodInf
   if (old_allocations && *old_allocations == *allocations && old_pod.node_name == pod.node_name)
     return;
   if (old_allocations && !old_allocations->empty())
-    uncountPod(old_pod.node_name, old_pod.key());
+    uncountPod(old_pod.node_name, old_pod.uid);
   if (!allocations->empty())
     countPod(pod, *allocations);
 }
 
 void DeviceSharePlugin::onAssignedPodDelete(const PodInfo& pod) {
-  uncountPod(pod.node_name, pod.key());
+  uncountPod(pod.node_name, pod.uid);
 }
 
 void DeviceSharePlugin::publish(NodeDeviceEntry& entry, const std::string& node) {
@@ -282,8 +286,8 @@ AllocateOptions DeviceSharePlugin::optionsFor(const CycleState& state, std::stri
 }
 
 Status DeviceSharePlugin::preFilter(CycleState& state, const PodInfo& pod) {
-  if (pod.reserve_pod)
-    return Status::skip();
+  // A Reservation's stand-in takes devices as its template asks: they are counted under the
+  // Reservation's UID for its owner pods.
   auto requests = podDeviceRequests(pod.requests);
   if (!requests)
     return Status::unresolvable(requests.error().message);
@@ -293,6 +297,7 @@ Status DeviceSharePlugin::preFilter(CycleState& state, const PodInfo& pod) {
   auto s = std::make_unique<DeviceShareState>();
   s->requests = *requests;
   s->gpu_only = requests->types == (1u << static_cast<unsigned>(DeviceType::kGPU));
+  s->reservation_matches = reservationMatches(state) != nullptr;
   state.write(kStateKey, std::move(s));
   return Status::success();
 }
@@ -306,7 +311,7 @@ Status DeviceSharePlugin::addPod(CycleState& state, const PodInfo& /*pod_to_sche
   if (entry == nullptr)
     return Status::success();
   std::shared_lock lock(entry->mu);
-  if (const auto* held = entry->state.podAllocations(pod_to_add.key())) {
+  if (const auto* held = entry->state.podAllocations(pod_to_add.uid)) {
     auto it = s->released.find(node.name());
     if (it != s->released.end())
       moveReleased(it->second, *held, false);
@@ -323,7 +328,7 @@ Status DeviceSharePlugin::removePod(CycleState& state, const PodInfo& /*pod_to_s
   if (entry == nullptr)
     return Status::success();
   std::shared_lock lock(entry->mu);
-  if (const auto* held = entry->state.podAllocations(pod_to_remove.key()))
+  if (const auto* held = entry->state.podAllocations(pod_to_remove.uid))
     moveReleased(s->released[node.name()], *held, true);
   return Status::success();
 }
@@ -333,7 +338,10 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  if (s->gpu_only && s->released.empty()) {
+  // A node where the pod matched reservations needs their devices, which the view does not keep.
+  const ReservationMatches* matches = s->reservation_matches ? reservationMatches(state) : nullptr;
+  const ReservationMatches::List* matched = matches != nullptr ? matches->find(node) : nullptr;
+  if (s->gpu_only && s->released.empty() && matched == nullptr) {
     GpuFastView::Snapshot view;
     switch (cache_.readView(node.nodeSlot(), view, false)) {
       case GpuFastView::Read::kAbsent:
@@ -355,6 +363,20 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   // manager (allocate()) and is applied at Reserve.
   const AllocateOptions options = optionsFor(state, node.name(), false);
   std::shared_lock lock(entry->mu);
+  if (matched != nullptr) {
+    const auto reserved = reservedDevicesOf(*matched, entry->state);
+    std::string refused;
+    for (const ReservedDevices& r : reserved) {
+      std::vector<ReleasedDevice> released;
+      Status st = checkDevices(entry->state, s->requests, withReservation(options, r, released));
+      if (st.ok())
+        return st;
+      refused = st.message();
+    }
+    // Without reservation affinity the pod may still take the node's free devices.
+    if (!reserved.empty() && matches->required)
+      return Status::unschedulable(fmt::format("Reservation(s) {}", refused));
+  }
   return checkDevices(entry->state, s->requests, options);
 }
 
@@ -364,7 +386,9 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
-  if (s->gpu_only && s->released.empty()) {
+  const ReservationMatches* matches = s->reservation_matches ? reservationMatches(state) : nullptr;
+  const ReservationMatches::List* matched = matches != nullptr ? matches->find(node) : nullptr;
+  if (s->gpu_only && s->released.empty() && matched == nullptr) {
     const NUMAAffinityStore* store = numaAffinityStore(state);
     GpuFastView::Snapshot view;
     if (store == nullptr || store->get(node.name()).affinity == 0) {
@@ -387,8 +411,14 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
   auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
-  const AllocateOptions options = optionsFor(state, node.name(), true);
+  AllocateOptions options = optionsFor(state, node.name(), true);
   std::shared_lock lock(entry->mu);
+  // Scored as if the first reservation holding devices there were taken.
+  std::vector<ReleasedDevice> released;
+  if (matched != nullptr) {
+    if (const auto reserved = reservedDevicesOf(*matched, entry->state); !reserved.empty())
+      options = withReservation(options, reserved.front(), released);
+  }
   // Filter passed the node, so the demand holds; were it refused, the node scores nothing
   // rather than failing the cycle.
   if (Status st = scoreNode(entry->state, s->requests, scorer_, options, score); !st.ok()) {
@@ -414,12 +444,32 @@ Status DeviceSharePlugin::reserve(CycleState& state, const PodInfo& pod, const s
     return Status::success();
   const AllocateOptions options =
       optionsFor(state, node, !args_->disable_device_numa_topology_alignment);
+  const ReservationMatches* matches = reservationMatches(state);
+  const bool nominated =
+      matches != nullptr && matches->nominated != nullptr && matches->nominated->node_name == node;
   apis::DeviceAllocations result;
   {
     std::unique_lock lock(entry->mu);
-    if (Status st = allocateDevices(entry->state, s->requests, options, result); !st.ok())
-      return st;
-    s->counted = entry->state.addPod(pod.key(), result);
+    // Koordinator's allocateWithNominated: within the nominated reservation's devices first; a
+    // Restricted one, or a pod that must go into one, is refused where they do not serve.
+    bool placed = false;
+    if (nominated) {
+      const auto reserved =
+          reservedDevicesOf(ReservationMatches::List{matches->nominated}, entry->state);
+      if (!reserved.empty()) {
+        std::vector<ReleasedDevice> released;
+        Status st = allocateDevices(entry->state, s->requests,
+                                    withReservation(options, reserved.front(), released), result);
+        if (!st.ok() && (reserved.front().restricted || matches->required))
+          return st;
+        placed = st.ok();
+      }
+    }
+    if (!placed) {
+      if (Status st = allocateDevices(entry->state, s->requests, options, result); !st.ok())
+        return st;
+    }
+    s->counted = entry->state.addPod(pod.uid, result);
     if (!s->counted) {
       KOORD_LOG_WARNING(
           "deviceshare: pod {} is already counted on node {}: its earlier devices stay counted",
@@ -439,7 +489,7 @@ void DeviceSharePlugin::unreserve(CycleState& state, const PodInfo& pod,
   if (s == nullptr || s->reserved_node.empty())
     return;
   if (s->counted)
-    uncountPod(s->reserved_node, pod.key());
+    uncountPod(s->reserved_node, pod.uid);
   podChanges(state).removeAnnotation(apis::kAnnotationDeviceAllocated);
   s->reserved_node.clear();
   s->counted = false;

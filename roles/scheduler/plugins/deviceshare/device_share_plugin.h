@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "framework/node_listener.h"
 #include "framework/numa_topology_hint.h"
 #include "framework/plugin.h"
+#include "framework/reservation_listener.h"
 #include "koord/apis/device.h"
 #include "plugins/deviceshare/allocator.h"
 #include "plugins/deviceshare/args.h"
@@ -38,6 +41,7 @@ class DeviceSharePlugin final : public PreFilterPlugin,
                                 public ReservePlugin,
                                 public NUMATopologyHintProvider,
                                 public AssignedPodListener,
+                                public ReservationListener,
                                 public NodeListener {
  public:
   DeviceSharePlugin(std::shared_ptr<const DeviceShareArgs> args, FrameworkHandle& handle);
@@ -47,8 +51,7 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   const DeviceCache& cache() const { return cache_; }
 
   /// The pod's device requests; none: Skip (Filter and the preemption hooks are left out);
-  /// invalid: UnschedulableAndUnresolvable with Koordinator's message. Reservations' stand-ins
-  /// are skipped too (koord does not hold devices for reservations).
+  /// invalid: UnschedulableAndUnresolvable with Koordinator's message.
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   const PreFilterExtensions* preFilterExtensions() const override { return this; }
   /// Preemption's what-if: what a victim holds on the node counts as free (RemovePod), again as
@@ -86,6 +89,11 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   void onAssignedPodUpdate(const PodInfo& old_pod, const PodInfo& pod) override;
   void onAssignedPodDelete(const PodInfo& pod) override;
 
+  /// An Available reservation's device-allocated counts as held under its UID (what its owner
+  /// pods take first); a finished or deleted one releases it.
+  void onReservationAvailable(std::shared_ptr<const ReservationState> r) override;
+  void onReservationGone(const std::string& uid) override;
+
   /// A node (re)appearing takes its Device from the informer; a deleted one drops its entry.
   void onNodeAdd(const Node& node) override;
   void onNodeUpdate(const Node& /*old_node*/, const Node& /*node*/) override {}
@@ -100,7 +108,7 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   AllocateOptions optionsFor(const CycleState& state, std::string_view node,
                              bool numa_from_store) const;
   void countPod(const PodInfo& pod, const apis::DeviceAllocations& allocations);
-  void uncountPod(const std::string& node, const std::string& key);
+  void uncountPod(const std::string& node, const std::string& uid);
   void publish(NodeDeviceEntry& entry, const std::string& node);
   void unpublish(NodeDeviceEntry& entry) const;
 
@@ -110,6 +118,8 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   DeviceCache cache_;
   const ObjectSource<apis::Device>* source_ = nullptr;
   metrics::Family<metrics::Gauge>* allocated_metric_ = nullptr;
+  /// Where the reservations whose devices are counted are.
+  ReservationNodes reservation_nodes_;
 };
 
 }  // namespace koord::roles::scheduler::deviceshare

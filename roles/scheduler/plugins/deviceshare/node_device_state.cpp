@@ -50,17 +50,17 @@ void NodeDeviceState::markAllUnhealthy() {
   refreshDerived();
 }
 
-bool NodeDeviceState::addPod(std::string_view pod_key, const apis::DeviceAllocations& allocations) {
-  if (pods_.find(pod_key) != pods_.end())
+bool NodeDeviceState::addPod(std::string_view pod_uid, const apis::DeviceAllocations& allocations) {
+  if (pods_.find(pod_uid) != pods_.end())
     return false;
-  auto it = pods_.emplace(std::string(pod_key), allocations).first;
+  auto it = pods_.emplace(std::string(pod_uid), allocations).first;
   apply(it->second, true);
   refreshDerived();
   return true;
 }
 
-bool NodeDeviceState::removePod(std::string_view pod_key) {
-  auto it = pods_.find(pod_key);
+bool NodeDeviceState::removePod(std::string_view pod_uid) {
+  auto it = pods_.find(pod_uid);
   if (it == pods_.end())
     return false;
   apply(it->second, false);
@@ -69,8 +69,8 @@ bool NodeDeviceState::removePod(std::string_view pod_key) {
   return true;
 }
 
-const apis::DeviceAllocations* NodeDeviceState::podAllocations(std::string_view pod_key) const {
-  auto it = pods_.find(pod_key);
+const apis::DeviceAllocations* NodeDeviceState::podAllocations(std::string_view pod_uid) const {
+  auto it = pods_.find(pod_uid);
   return it == pods_.end() ? nullptr : &it->second;
 }
 

@@ -61,11 +61,11 @@ class NodeDeviceState {
   /// deprecated kubernetes.io/ resource names are read as their koordinator.sh/ ones. False, and
   /// nothing changed, when the pod is already counted (the first count stays, as in Koordinator:
   /// the pod assumed at Reserve is seen again when bound).
-  bool addPod(std::string_view pod_key, const apis::DeviceAllocations& allocations);
+  bool addPod(std::string_view pod_uid, const apis::DeviceAllocations& allocations);
   /// Stops counting the pod; false when it was not counted.
-  bool removePod(std::string_view pod_key);
+  bool removePod(std::string_view pod_uid);
   /// What the pod holds; nullptr when it is not counted.
-  const apis::DeviceAllocations* podAllocations(std::string_view pod_key) const;
+  const apis::DeviceAllocations* podAllocations(std::string_view pod_uid) const;
 
   /// Sorted by minor.
   const std::vector<DeviceState>& devices(DeviceType type) const {

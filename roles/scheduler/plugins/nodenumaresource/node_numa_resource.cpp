@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "framework/pod_changes.h"
+#include "framework/reservation_nomination.h"
 #include "framework/snapshot.h"
 #include "koord/apis/extension.h"
 #include "koord/core/log.h"
@@ -17,6 +18,7 @@
 #include "plugins/nodenumaresource/numa_hint.h"
 #include "plugins/nodenumaresource/pod_allocate.h"
 #include "plugins/nodenumaresource/pod_policy.h"
+#include "plugins/nodenumaresource/reservation_cpus.h"
 #include "plugins/nodenumaresource/resource_spec.h"
 #include "plugins/nodenumaresource/topology_manager.h"
 
@@ -43,6 +45,10 @@ struct PodState final : StateData {
   std::int64_t milli_cpu = 0;
   /// The requests NUMA placement weighs.
   NumaResources requests;
+
+  /// The Reservation plugin matched reservations for the pod (read at PreFilter, which runs
+  /// after its BeforePreFilter): only then does Filter look them up per node.
+  bool reservation_matches = false;
 
   std::optional<PodAllocation> allocation;
   std::string allocated_node;
@@ -131,7 +137,10 @@ Resource resourceOf(const NumaResources& r) {
   return out;
 }
 
-AllocateRequest requestOf(const PodState& s, const NodePlan& plan, const NUMATopologyHint& hint) {
+// `ratio`: the node's cpu amplification; a bound pod's cpu weighs amplified in NUMA placement
+// (its whole CPUs are worth that much of the amplified zones).
+AllocateRequest requestOf(const PodState& s, const NodePlan& plan, const NUMATopologyHint& hint,
+                          double ratio) {
   AllocateRequest r;
   r.num_cpus_needed = s.bind.num_cpus_needed;
   r.request_cpu_bind = plan.request_cpu_bind;
@@ -139,8 +148,69 @@ AllocateRequest requestOf(const PodState& s, const NodePlan& plan, const NUMATop
   r.exclusive = s.bind.exclusive;
   r.requests = s.requests;
   r.original_requests = s.requests;
+  if (plan.request_cpu_bind && ratio > 1 && r.requests.has(NumaResource::kCpu))
+    r.requests.set(NumaResource::kCpu, amplify(r.requests.get(NumaResource::kCpu), ratio));
   r.hint = hint;
   return r;
+}
+
+NodeNumaView viewOf(const NodeTopologyState& ns, const kube::Labels& labels,
+                    NumaAllocateStrategy default_strategy) {
+  return NodeNumaView{ns.topology(),
+                      ns.allocation,
+                      ns.reserved_cpus,
+                      ns.options ? ns.options->max_ref_count : 1,
+                      ns.zones(),
+                      ns.cpu_amplification_ratio,
+                      nodeNumaAllocateStrategy(labels, default_strategy)};
+}
+
+// Koordinator's filterAmplifiedCPUs: on a node whose cpu is amplified, the CPUs pods are bound
+// to count amplified in what the node has requested, and a bound pod's request too.
+Status filterAmplifiedCpus(const NodeTopologyState& ns, const NodeInfo& node,
+                           std::int64_t milli_cpu, bool request_cpu_bind) {
+  if (milli_cpu == 0 || !ns.amplified())
+    return Status::success();
+  if (!ns.amplification_error.empty())
+    return Status::unresolvable(std::string(kErrInvalidCPUAmplificationRatio));
+  const double ratio = ns.cpu_amplification_ratio;
+  const std::int64_t want = request_cpu_bind ? amplify(milli_cpu, ratio) : milli_cpu;
+  const std::int64_t allocated = std::int64_t{ns.allocation.allocatedCpuSet().size()} * 1000;
+  std::int64_t requested = node.requested.milli_cpu;
+  if (requested >= allocated && allocated > 0)
+    requested = requested - allocated + amplify(allocated, ratio);
+  if (want > node.node->allocatable.milli_cpu - requested)
+    return Status::unschedulable(std::string(kErrInsufficientAmplifiedCPU));
+  return Status::success();
+}
+
+// Koordinator's scoreWithAmplifiedCPUs: the node's requested with its bound CPUs amplified.
+Resource amplifiedRequested(const NodeTopologyState& ns, const NodeInfo& node) {
+  Resource requested = node.requested;
+  if (ns.cpu_amplification_ratio > 1) {
+    const std::int64_t allocated = std::int64_t{ns.allocation.allocatedCpuSet().size()} * 1000;
+    requested.milli_cpu += amplify(allocated, ns.cpu_amplification_ratio) - allocated;
+  }
+  return requested;
+}
+
+// Koordinator's allocateWithNominated for cpusets: a pod the Reservation plugin put into a
+// reservation holding CPUs takes them first; a Restricted reservation, or a pod that must go
+// into one, is refused where they do not serve, any other pod falls back to the node's CPUs.
+// NUMA-aligned pods place as on a node without reservations (their NUMA room is not restored).
+Expected<PodAllocation> allocateFromNominated(const NodeNumaView& view,
+                                              const AllocateRequest& request, const NodePlan& plan,
+                                              const ReservationMatches::List& nominated,
+                                              const NodeAllocation& allocation, bool required) {
+  if (!nominated.empty() && plan.request_cpu_bind && plan.policy == NumaTopologyPolicy::kNone) {
+    const auto reserved = reservedCpusOf(nominated, allocation);
+    if (!reserved.empty()) {
+      auto a = allocateInReservation(view, request, reserved.front());
+      if (a || reserved.front().restricted || required)
+        return a;
+    }
+  }
+  return allocatePod(view, request);
 }
 
 bool requestsNothing(const Resource& r) {
@@ -268,13 +338,9 @@ std::span<NUMATopologyHintProvider* const> NodeNUMAResource::hintProviders() con
 // ---- PreFilter ----
 
 Status NodeNUMAResource::preFilter(CycleState& state, const PodInfo& pod) {
+  // A Reservation's stand-in is placed as the pod its template describes: the CPUs it gets are
+  // held under the Reservation's UID for its owner pods.
   auto s = std::make_unique<PodState>();
-  if (pod.reserve_pod) {
-    // Reservations hold no CPUs or NUMA resources here (see docs/scheduler.md).
-    s->filter_skipped = true;
-    state.write(kStateKey, std::move(s));
-    return Status::skip();
-  }
   auto spec = podResourceSpec(pod.annotations);
   if (!spec)
     return Status::error(spec.error().message);
@@ -288,6 +354,7 @@ Status NodeNUMAResource::preFilter(CycleState& state, const PodInfo& pod) {
   }
   s->spec = *spec;
   s->numa_spec = *numa_spec;
+  s->reservation_matches = reservationMatches(state) != nullptr;
   s->numa_exclusive = podNumaExclusive(*numa_spec);
   s->milli_cpu = pod.requests.milli_cpu;
   s->requests = numaRequestsOf(pod.requests);
@@ -316,8 +383,13 @@ Status NodeNUMAResource::filter(const CycleState& state, const PodInfo& pod,
     return Status::error(fmt::format("{}: no PreFilter state", kPluginName));
   if (s->skip || s->filter_skipped)
     return Status::success();
-  if (auto answer = filterFromSummary(*s, cache_.summary(node.nodeSlot())))
-    return std::move(*answer);
+  // A node where the pod matched reservations needs their CPUs, which the summary does not keep.
+  const ReservationMatches* matches = s->reservation_matches ? reservationMatches(state) : nullptr;
+  const ReservationMatches::List* matched = matches != nullptr ? matches->find(node) : nullptr;
+  if (matched == nullptr) {
+    if (auto answer = filterFromSummary(*s, cache_.summary(node.nodeSlot())))
+      return std::move(*answer);
+  }
   const Node& n = *node.node;
 
   struct Outcome {
@@ -331,6 +403,11 @@ Status NodeNUMAResource::filter(const CycleState& state, const PodInfo& pod,
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan) {
       out.status = Status::unresolvable(plan.error().message);
+      return out;
+    }
+    if (Status amplified = filterAmplifiedCpus(ns, node, s->milli_cpu, plan->request_cpu_bind);
+        !amplified.ok()) {
+      out.status = std::move(amplified);
       return out;
     }
     if (!plan->request_cpu_bind && plan->policy == NumaTopologyPolicy::kNone)
@@ -351,14 +428,24 @@ Status NodeNUMAResource::filter(const CycleState& state, const PodInfo& pod,
         return out;
       }
       if (plan->policy == NumaTopologyPolicy::kNone) {
-        const NodeNumaView view{topology,
-                                ns.allocation,
-                                ns.reserved_cpus,
-                                ns.options->max_ref_count,
-                                ns.zones(),
-                                1,
-                                nodeNumaAllocateStrategy(n.labels, default_numa_strategy_)};
-        if (!cpusMayFit(view, requestOf(*s, *plan, {}))) {
+        const NodeNumaView view = viewOf(ns, n.labels, default_numa_strategy_);
+        const AllocateRequest request = requestOf(*s, *plan, {}, ns.cpu_amplification_ratio);
+        if (matched != nullptr) {
+          auto reserved = reservedCpusOf(*matched, ns.allocation);
+          std::string refused;
+          for (const ReservedCpus& r : reserved) {
+            auto a = allocateInReservation(view, request, r);
+            if (a)
+              return out;
+            refused = a.error().message;
+          }
+          // Without reservation affinity the pod may still be bound to the node's free CPUs.
+          if (!reserved.empty() && matches->required) {
+            out.status = Status::unschedulable(fmt::format("Reservation(s) {}", refused));
+            return out;
+          }
+        }
+        if (!cpusMayFit(view, request)) {
           out.status = Status::unschedulable(std::string(kErrNotEnoughCpus));
           return out;
         }
@@ -398,15 +485,10 @@ NUMAProviderHints NodeNUMAResource::podTopologyHints(const CycleState& state, co
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan || !ns.options)
       return {};
-    const NodeNumaView view{ns.topology(),
-                            ns.allocation,
-                            ns.reserved_cpus,
-                            ns.options->max_ref_count,
-                            ns.zones(),
-                            1,
-                            nodeNumaAllocateStrategy(n.labels, default_numa_strategy_)};
+    const NodeNumaView view = viewOf(ns, n.labels, default_numa_strategy_);
     // As Koordinator's topology manager: a provider that cannot answer has no preference.
-    auto hints = podNumaHints(view, requestOf(*s, *plan, {}), &numa_scorer_, plan->policy);
+    auto hints = podNumaHints(view, requestOf(*s, *plan, {}, ns.cpu_amplification_ratio),
+                              &numa_scorer_, plan->policy);
     if (!hints)
       return {};
     return std::move(*hints);
@@ -423,14 +505,8 @@ Status NodeNUMAResource::allocate(const CycleState& state, const NUMATopologyHin
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan)
       return Status::unresolvable(plan.error().message);
-    const NodeNumaView view{ns.topology(),
-                            ns.allocation,
-                            ns.reserved_cpus,
-                            ns.options ? ns.options->max_ref_count : 1,
-                            ns.zones(),
-                            1,
-                            nodeNumaAllocateStrategy(n.labels, default_numa_strategy_)};
-    auto allocation = allocatePod(view, requestOf(*s, *plan, affinity));
+    const NodeNumaView view = viewOf(ns, n.labels, default_numa_strategy_);
+    auto allocation = allocatePod(view, requestOf(*s, *plan, affinity, ns.cpu_amplification_ratio));
     if (!allocation)
       return Status::unschedulable(allocation.error().message);
     return Status::success();
@@ -464,7 +540,8 @@ Status NodeNUMAResource::score(const CycleState& state, const PodInfo& pod, cons
     }
     // Score runs only where Filter passed, so a bound pod's node has a valid CPU topology:
     // without a NUMA policy of label or any node's topology, the plain score needs no lookup.
-    if (cache_.nodesWithTopologyPolicy() == 0 && !n.labels.contains(kLabelNUMATopologyPolicy)) {
+    if (cache_.nodesWithTopologyPolicy() == 0 && cache_.nodesAmplified() == 0 &&
+        !n.labels.contains(kLabelNUMATopologyPolicy)) {
       score = scorer_.score(node.requested, n.allocatable, pod.requests);
       return Status::success();
     }
@@ -477,16 +554,13 @@ Status NodeNUMAResource::score(const CycleState& state, const PodInfo& pod, cons
       return 0;
     if (plan->request_cpu_bind && !ns.topology().valid())
       return 0;
-    if (plan->policy == NumaTopologyPolicy::kNone)
-      return scorer_.score(node.requested, n.allocatable, pod.requests);
-    const NodeNumaView view{ns.topology(),
-                            ns.allocation,
-                            ns.reserved_cpus,
-                            ns.options ? ns.options->max_ref_count : 1,
-                            ns.zones(),
-                            1,
-                            nodeNumaAllocateStrategy(n.labels, default_numa_strategy_)};
-    const AllocateRequest request = requestOf(*s, *plan, affinity);
+    if (plan->policy == NumaTopologyPolicy::kNone) {
+      if (s->milli_cpu == 0)
+        return scorer_.score(node.requested, n.allocatable, pod.requests);
+      return scorer_.score(amplifiedRequested(ns, node), n.allocatable, pod.requests);
+    }
+    const NodeNumaView view = viewOf(ns, n.labels, default_numa_strategy_);
+    const AllocateRequest request = requestOf(*s, *plan, affinity, ns.cpu_amplification_ratio);
     auto allocation = allocatePod(view, request);
     if (!allocation)
       return 0;
@@ -513,7 +587,8 @@ Status NodeNUMAResource::score(const CycleState& state, const PodInfo& pod, cons
       requested = resourceOf(total_requested);
     }
     if (!allocation->cpus.empty())
-      requested.milli_cpu = std::int64_t{ns.allocation.allocatedCpuSet().size()} * 1000;
+      requested.milli_cpu = amplify(std::int64_t{ns.allocation.allocatedCpuSet().size()} * 1000,
+                                    ns.cpu_amplification_ratio);
     return scorer_.score(requested, allocatable, pod.requests);
   });
   return Status::success();
@@ -531,6 +606,11 @@ Status NodeNUMAResource::reserve(CycleState& state, const PodInfo& pod, const st
   const Node& n = *info->node;
   const NUMAAffinityStore* store = numaAffinityStore(state);
   const NUMATopologyHint affinity = store != nullptr ? store->get(node) : NUMATopologyHint{};
+  const ReservationMatches* matches = reservationMatches(state);
+  const ReservationMatches::List nominated =
+      matches != nullptr && matches->nominated != nullptr && matches->nominated->node_name == node
+          ? ReservationMatches::List{matches->nominated}
+          : ReservationMatches::List{};
 
   std::optional<NodePlan> chosen;
   bool nothing_to_place = false;
@@ -546,14 +626,10 @@ Status NodeNUMAResource::reserve(CycleState& state, const PodInfo& pod, const st
         }
         if (plan->request_cpu_bind && !ns.topology().valid())
           return invalidArgument(std::string(kErrInvalidCPUTopology));
-        const NodeNumaView view{ns.topology(),
-                                ns.allocation,
-                                ns.reserved_cpus,
-                                ns.options ? ns.options->max_ref_count : 1,
-                                ns.zones(),
-                                1,
-                                nodeNumaAllocateStrategy(n.labels, default_numa_strategy_)};
-        auto a = allocatePod(view, requestOf(*s, *plan, affinity));
+        const NodeNumaView view = viewOf(ns, n.labels, default_numa_strategy_);
+        const AllocateRequest request = requestOf(*s, *plan, affinity, ns.cpu_amplification_ratio);
+        auto a = allocateFromNominated(view, request, *plan, nominated, ns.allocation,
+                                       matches != nullptr && matches->required);
         if (!a)
           return a;
         a->uid = pod.uid;
@@ -621,6 +697,34 @@ void NodeNUMAResource::trackPod(const PodInfo* old_pod, const PodInfo& pod) {
   auto allocation = podAllocationFromStatus(pod.uid, pod.namespace_, pod.name, **status, spec);
   if (allocation)
     cache_.recordPod(pod.node_name, std::move(*allocation));
+}
+
+// ---- reservations ----
+
+void NodeNUMAResource::onReservationAvailable(std::shared_ptr<const ReservationState> r) {
+  const PodInfo& stand_in = *r->reserve_pod;
+  const std::string& node = r->object->node_name;
+  if (auto moved = reservation_nodes_.place(stand_in.uid, node))
+    cache_.releasePod(*moved, stand_in.uid);
+  auto status = podResourceStatus(stand_in.annotations);
+  if (!status || !*status) {
+    if (!status)
+      KOORD_LOG_WARNING("{}: reservation {} on {}: its CPUs are not counted: {}", kPluginName,
+                        r->object->name, node, status.error().message);
+    // What Reserve recorded for the stand-in is not on the object: the API's word stands.
+    cache_.releasePod(node, stand_in.uid);
+    return;
+  }
+  auto read_spec = podResourceSpec(stand_in.annotations);
+  const ResourceSpec spec = read_spec ? *read_spec : ResourceSpec{};
+  if (auto allocation =
+          podAllocationFromStatus(stand_in.uid, stand_in.namespace_, stand_in.name, **status, spec))
+    cache_.recordPod(node, std::move(*allocation));
+}
+
+void NodeNUMAResource::onReservationGone(const std::string& uid) {
+  if (auto node = reservation_nodes_.forget(uid))
+    cache_.releasePod(*node, uid);
 }
 
 void NodeNUMAResource::onAssignedPodAdd(const PodInfo& pod) {

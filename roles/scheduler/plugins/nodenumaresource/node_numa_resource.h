@@ -2,8 +2,11 @@
 // to NUMA nodes as nodes and pods ask, writing the result into the pod's resource-status.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "framework/assigned_pod_listener.h"
@@ -11,6 +14,7 @@
 #include "framework/node_listener.h"
 #include "framework/numa_topology_hint.h"
 #include "framework/plugin.h"
+#include "framework/reservation_listener.h"
 #include "koord/apis/node_resource_topology.h"
 #include "plugins/nodenumaresource/args.h"
 #include "plugins/nodenumaresource/register.h"
@@ -23,12 +27,18 @@ namespace koord::roles::scheduler::nodenumaresource {
 /// resource-status and the pods it reserved). Koordinator exports no such series.
 inline constexpr std::string_view kAllocatedCpusMetric = "scheduler_numa_allocated_cpus";
 
+/// Koordinator's refusals on a node whose cpu is amplified (resource-amplification-ratio).
+inline constexpr std::string_view kErrInvalidCPUAmplificationRatio =
+    "node(s) invalid CPU amplification ratio";
+inline constexpr std::string_view kErrInsufficientAmplifiedCPU = "Insufficient amplified cpu";
+
 class NodeNUMAResource final : public PreFilterPlugin,
                                public FilterPlugin,
                                public ScorePlugin,
                                public ReservePlugin,
                                public NUMATopologyHintProvider,
                                public AssignedPodListener,
+                               public ReservationListener,
                                public NodeListener {
  public:
   NodeNUMAResource(std::shared_ptr<const NodeNUMAResourceArgs> args, FrameworkHandle& handle);
@@ -39,9 +49,9 @@ class NodeNUMAResource final : public PreFilterPlugin,
   const TopologyCache& cache() const { return cache_; }
 
   /// Reads the pod's resource-spec and numa-topology-spec and settles its CPU binding. Answers
-  /// Skip (Filter left out) for a pod requesting nothing, for a Reservation's stand-in, and for
-  /// a pod that asks for neither CPUs of its own nor a NUMA policy while no node's labels or
-  /// NodeResourceTopology ask for binding or a NUMA policy.
+  /// Skip (Filter left out) for a pod requesting nothing, and for a pod that asks for neither CPUs
+  /// of its own nor a NUMA policy while no node's labels or NodeResourceTopology ask for binding or
+  /// a NUMA policy.
   Status preFilter(CycleState& state, const PodInfo& pod) override;
   /// The bind-policy checks, enough bindable CPUs, and with a NUMA policy the topology manager
   /// over every hint provider of the profile (this plugin included).
@@ -63,6 +73,10 @@ class NodeNUMAResource final : public PreFilterPlugin,
   void onAssignedPodAdd(const PodInfo& pod) override;
   void onAssignedPodUpdate(const PodInfo& old_pod, const PodInfo& pod) override;
   void onAssignedPodDelete(const PodInfo& pod) override;
+  /// An Available reservation's resource-status counts as held under its UID (what its owner
+  /// pods take first); a finished or deleted one releases it.
+  void onReservationAvailable(std::shared_ptr<const ReservationState> r) override;
+  void onReservationGone(const std::string& uid) override;
   void onNodeAdd(const Node& node) override;
   void onNodeUpdate(const Node& old_node, const Node& node) override;
   void onNodeDelete(const Node& node) override;
@@ -84,6 +98,8 @@ class NodeNUMAResource final : public PreFilterPlugin,
   NumaAllocateStrategy default_numa_strategy_;
   TopologyCache cache_;
   NUMATopologyHintProvider* self_[1];
+  /// Where the reservations whose CPUs are recorded are.
+  ReservationNodes reservation_nodes_;
 };
 
 }  // namespace koord::roles::scheduler::nodenumaresource

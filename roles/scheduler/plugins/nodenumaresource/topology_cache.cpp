@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "koord/apis/input_limits.h"
+#include "koord/apis/node_amplification.h"
 #include "koord/apis/reservation.h"
 #include "koord/cgroup/cpu_topology.h"
 #include "koord/core/metrics.h"
@@ -185,16 +186,22 @@ const NodeCpuTopology& NodeTopologyState::topology() const {
 std::span<const NumaNodeResources> NodeTopologyState::zones() const {
   if (!options)
     return {};
+  if (!amplified_zones.empty())
+    return amplified_zones;
   return options->zones;
 }
 
 // ---- TopologyCache ----
 
 void TopologyCache::recount(NodeTopologyState& s) {
-  const bool needs = s.labels_need_topology || s.options_need_topology;
+  const bool needs = s.labels_need_topology || s.options_need_topology || s.amplified();
   if (needs != s.counted) {
     s.counted = needs;
     needing_.fetch_add(needs ? 1 : -1, std::memory_order_relaxed);
+  }
+  if (s.amplified() != s.counted_amplified) {
+    s.counted_amplified = s.amplified();
+    amplified_.fetch_add(s.counted_amplified ? 1 : -1, std::memory_order_relaxed);
   }
   const bool policy = s.options && s.options->numa_policy != NumaTopologyPolicy::kNone;
   if (policy != s.counted_policy) {
@@ -220,6 +227,17 @@ void TopologyCache::refreshDerived(NodeTopologyState& s) {
     appendError(s.error, s.node_error);
   s.options_need_topology = s.options && (s.options->kubelet_full_pcpus_only ||
                                           s.options->numa_policy != NumaTopologyPolicy::kNone);
+  // Koordinator's amplifyNUMANodeResources: the zones hold as much cpu as the node's amplified
+  // allocatable does.
+  s.amplified_zones.clear();
+  if (s.options && s.cpu_amplification_ratio > 1) {
+    s.amplified_zones = s.options->zones;
+    for (NumaNodeResources& z : s.amplified_zones) {
+      if (z.resources.has(NumaResource::kCpu))
+        z.resources.set(NumaResource::kCpu,
+                        amplify(z.resources.get(NumaResource::kCpu), s.cpu_amplification_ratio));
+    }
+  }
   recount(s);
 }
 
@@ -230,7 +248,7 @@ void TopologyCache::storeSummary(std::uint32_t slot, const NodeTopologyState& s)
   NodeSummary sum;
   // What the word cannot carry sends Filter and Score to the whole state: an unreadable label
   // or NodeResourceTopology (their messages), a Node not seen yet (its labels unknown here).
-  sum.usable = s.node_seen && !s.label_numa_invalid && s.error.empty();
+  sum.usable = s.node_seen && !s.label_numa_invalid && s.error.empty() && !s.amplified();
   const bool kubelet_full = s.options != nullptr && s.options->kubelet_full_pcpus_only;
   sum.node_bind = kubelet_full ? NodeCpuBindPolicy::kFullPCPUsOnly : s.label_bind;
   sum.numa_policy = s.label_numa_policy.value_or(s.options != nullptr ? s.options->numa_policy
@@ -281,6 +299,19 @@ void TopologyCache::setNode(const Node& node) {
     if (auto it = node.annotations.find(apis::kAnnotationNodeReservation);
         it != node.annotations.end())
       value = it->second;
+    std::string_view amplification;
+    if (auto it = node.annotations.find(apis::kAnnotationNodeResourceAmplificationRatio);
+        it != node.annotations.end())
+      amplification = it->second;
+    if (amplification != s.node_amplification_value) {
+      s.node_amplification_value = std::string(amplification);
+      s.cpu_amplification_ratio = 1;
+      s.amplification_error.clear();
+      if (auto ratio = apis::nodeAmplificationRatio(node.annotations, "cpu"); !ratio)
+        s.amplification_error = ratio.error().message;
+      else if (*ratio && **ratio > 1)
+        s.cpu_amplification_ratio = **ratio;
+    }
     if (value != s.node_reservation_value) {
       s.node_reservation_value = std::string(value);
       s.node_reserved_cpus.clear();
@@ -308,6 +339,8 @@ void TopologyCache::removeNode(std::string_view node) {
     // Without options the entry counts for its labels at most; emptied, it reads as unknown.
     if (s.counted)
       needing_.fetch_sub(1, std::memory_order_relaxed);
+    if (s.counted_amplified)
+      amplified_.fetch_sub(1, std::memory_order_relaxed);
     s = NodeTopologyState();
     storeSummary(slot, s);
     return;
@@ -322,6 +355,9 @@ void TopologyCache::removeNode(std::string_view node) {
   s.node_reserved_cpus.clear();
   s.node_reservation_value.clear();
   s.node_error.clear();
+  s.node_amplification_value.clear();
+  s.cpu_amplification_ratio = 1;
+  s.amplification_error.clear();
   refreshDerived(s);
   storeSummary(slot, s);
 }

@@ -70,11 +70,19 @@ struct NodeTopologyState {
   CpuSet reserved_cpus;
   /// options' error and the Node annotation's, "; "-joined; empty when both read.
   std::string error;
+  /// The Node's cpu ratio in node.koordinator.sh/resource-amplification-ratio; 1 without one.
+  double cpu_amplification_ratio = 1;
+  /// Why that annotation could not be read; empty when it could.
+  std::string amplification_error;
   // Filter reads the members above and the start of this one on every node: kept together.
   NodeAllocation allocation;
 
   const NodeCpuTopology& topology() const;
+  /// The NUMA zones' resources, their cpu amplified by the node's ratio.
   std::span<const NumaNodeResources> zones() const;
+  /// Amplified, or an amplification that could not be read: pods requesting cpu are checked
+  /// against the amplified room (Koordinator's filterAmplifiedCPUs).
+  bool amplified() const { return cpu_amplification_ratio > 1 || !amplification_error.empty(); }
 
  private:
   friend class TopologyCache;
@@ -83,6 +91,9 @@ struct NodeTopologyState {
   CpuSet node_reserved_cpus;
   std::string node_reservation_value;
   std::string node_error;
+  std::string node_amplification_value;
+  /// options' zones with cpu amplified; empty without amplification.
+  std::vector<NumaNodeResources> amplified_zones;
   /// What the Node's labels say (setNode): its cpu-bind-policy (the kubelet's full-pcpus-only
   /// aside), its numa-topology-policy when set and whether that was readable.
   bool node_seen = false;
@@ -94,6 +105,7 @@ struct NodeTopologyState {
   bool options_need_topology = false;
   bool counted = false;
   bool counted_policy = false;
+  bool counted_amplified = false;
 };
 
 /// Thread-safe: entries by node slot (found without a lock), and one lock per node, held for the
@@ -135,12 +147,15 @@ class TopologyCache {
   }
 
   /// Nodes whose labels or NodeResourceTopology ask for CPU binding (cpu-bind-policy,
-  /// full-pcpus-only) or name a NUMA topology policy: with none, a pod that asks for neither
-  /// has nothing to check anywhere.
+  /// full-pcpus-only) or name a NUMA topology policy, or whose cpu is amplified: with none, a pod
+  /// that asks for neither has nothing to check anywhere.
   int nodesNeedingTopology() const { return needing_.load(std::memory_order_relaxed); }
   /// Nodes whose NodeResourceTopology names a NUMA topology policy: with none, a node's policy
   /// is its label's alone, so Score needs no lookup to know it.
   int nodesWithTopologyPolicy() const { return with_policy_.load(std::memory_order_relaxed); }
+  /// Nodes whose cpu is amplified (or whose ratio is unreadable): with none, Score's plain
+  /// node score needs no lookup.
+  int nodesAmplified() const { return amplified_.load(std::memory_order_relaxed); }
 
   /// Calls fn(const NodeTopologyState&) with the node's lock held; an unknown node reads as the
   /// empty state. fn must not call back into the cache. By slot (NodeInfo::nodeSlot()) in a
@@ -200,6 +215,7 @@ class TopologyCache {
   NodeSlotArray<std::atomic<std::uint64_t>> summaries_;
   std::atomic<int> needing_{0};
   std::atomic<int> with_policy_{0};
+  std::atomic<int> amplified_{0};
   metrics::Family<metrics::Gauge>* gauge_ = nullptr;
 };
 

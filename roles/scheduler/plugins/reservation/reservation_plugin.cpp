@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "framework/pod_changes.h"
+#include "framework/reservation_nomination.h"
 #include "framework/snapshot.h"
 #include "koord/core/log.h"
 
@@ -14,38 +15,7 @@ namespace koord::roles::scheduler::reservation {
 
 namespace {
 
-const StateKey kStateKey("Reservation/matched");
-
-using Matched = std::vector<std::shared_ptr<const ReservationInfo>>;
-
-// What BeforePreFilter found for the pod, read by every later point of the cycle.
-struct MatchedState final : StateData {
-  std::unique_ptr<StateData> clone() const override {
-    return std::make_unique<MatchedState>(*this);
-  }
-  /// reservation-affinity: the pod may only go into a reservation.
-  bool required = false;
-  /// The matched reservations grouped by node, nodes in name order.
-  struct Group {
-    std::string node_name;
-    /// The node's object, shared by its NodeInfo, the copy the transform made of it and any
-    /// copy a later point makes: what Filter and Score recognise the node by.
-    std::shared_ptr<const Node> node;
-    Matched reservations;
-  };
-  std::vector<Group> by_node;
-  /// Each group's Node -> its index in by_node, sorted by address. Filter and Score run on
-  /// every node: comparing the Node pointer the NodeInfo holds touches no memory beyond the
-  /// NodeInfo (the node's name or its reservation list would each be one more cache line).
-  std::vector<std::pair<const Node*, std::size_t>> group_of;
-
-  const Matched* find(const NodeInfo& node) const {
-    const Node* key = node.node.get();
-    auto it = std::lower_bound(group_of.begin(), group_of.end(), key,
-                               [](const auto& e, const Node* p) { return e.first < p; });
-    return it != group_of.end() && it->first == key ? &by_node[it->second].reservations : nullptr;
-  }
-};
+using Matched = ReservationMatches::List;
 
 constexpr std::string_view kNoMatch = "node(s) had no reservation matching the pod";
 constexpr std::string_view kNoRoom = "node(s) had no reservation with room for the pod";
@@ -138,7 +108,7 @@ bool accepts(const PodInfo& pod, const apis::Reservation& r, const kube::Labels&
   return !affinity->name.empty() || open || affinity->toleratesUnschedulable();
 }
 
-const Matched* matchedOn(const MatchedState* s, const NodeInfo& node) {
+const Matched* matchedOn(const ReservationMatches* s, const NodeInfo& node) {
   return s == nullptr ? nullptr : s->find(node);
 }
 
@@ -206,7 +176,7 @@ Status ReservationPlugin::beforePreFilter(
     return Status::success();
   std::sort(candidates.begin(), candidates.end(),
             [](const auto& a, const auto& b) { return a->node_name < b->node_name; });
-  auto matched = std::make_unique<MatchedState>();
+  auto matched = std::make_unique<ReservationMatches>();
   matched->required = required;
   for (const auto& r : candidates) {
     const NodeInfo* node = snapshot.get(r->node_name);
@@ -240,20 +210,20 @@ Status ReservationPlugin::beforePreFilter(
   }
   if (required && matched->by_node.empty())
     return Status::unresolvable("no reservation matches the pod's owners and reservation affinity");
-  state.write(kStateKey, std::move(matched));
+  writeReservationMatches(state, std::move(matched));
   return Status::success();
 }
 
 Status ReservationPlugin::preFilter(CycleState& state, const PodInfo& /*pod*/) {
   // Pods without a matched reservation (most of them) leave Filter and Score out entirely.
-  const auto* s = state.read<MatchedState>(kStateKey);
+  const auto* s = reservationMatches(state);
   if (s == nullptr)
     return Status::skip();
   // With one matched reservation per node and no Restricted one, Filter would only repeat
   // NodeResourcesFit's check on the node the transform gave the reservation's room back to
   // (Koordinator skips that check too, enableSkipReservationFitsNode); a pod that must go into a
   // reservation still needs Filter to refuse the other nodes.
-  auto simple = [](const MatchedState::Group& g) {
+  auto simple = [](const ReservationMatches::Group& g) {
     return g.reservations.size() == 1 && g.reservations.front()->object->allocate_policy !=
                                              apis::ReservationAllocatePolicy::kRestricted;
   };
@@ -264,7 +234,7 @@ Status ReservationPlugin::preFilter(CycleState& state, const PodInfo& /*pod*/) {
 
 Status ReservationPlugin::filter(const CycleState& state, const PodInfo& pod,
                                  const NodeInfo& node) const {
-  const auto* s = state.read<MatchedState>(kStateKey);
+  const auto* s = reservationMatches(state);
   const Matched* matched = matchedOn(s, node);
   if (matched == nullptr)
     return s != nullptr && s->required ? Status::unresolvable(std::string(kNoMatch))
@@ -281,25 +251,40 @@ Status ReservationPlugin::filter(const CycleState& state, const PodInfo& pod,
 
 Status ReservationPlugin::preScore(CycleState& state, const PodInfo& /*pod*/,
                                    const std::vector<const NodeInfo*>& /*nodes*/) {
-  const auto* s = state.read<MatchedState>(kStateKey);
+  const auto* s = reservationMatches(state);
   return s == nullptr || s->by_node.empty() ? Status::skip() : Status::success();
 }
 
 Status ReservationPlugin::score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                                 std::int64_t& score) const {
-  const Matched* matched = matchedOn(state.read<MatchedState>(kStateKey), node);
+  const Matched* matched = matchedOn(reservationMatches(state), node);
   score = matched != nullptr && bestFit(pod, node, *matched) != nullptr ? kMaxNodeScore : 0;
   return Status::success();
 }
 
+void ReservationPlugin::nominateReservation(CycleState& state, const PodInfo& pod,
+                                            const std::string& node) {
+  auto* s = reservationMatchesMutable(state);
+  if (pod.reserve_pod || s == nullptr)
+    return;
+  s->nominated.reset();
+  const NodeInfo* info = handle_.snapshot().get(node);
+  const Matched* matched = info == nullptr ? nullptr : s->find(*info);
+  if (matched == nullptr)
+    return;
+  const ReservationInfo* chosen = bestFit(pod, *info, *matched);
+  for (const auto& r : *matched) {
+    if (r.get() == chosen)
+      s->nominated = r;
+  }
+}
+
 Status ReservationPlugin::reserve(CycleState& state, const PodInfo& pod, const std::string& node) {
-  const auto* s = state.read<MatchedState>(kStateKey);
+  const auto* s = reservationMatches(state);
   if (pod.reserve_pod || s == nullptr)
     return Status::success();
-  const NodeInfo* info = handle_.snapshot().get(node);
-  const Matched* matched = info == nullptr ? nullptr : matchedOn(s, *info);
-  const ReservationInfo* chosen = matched == nullptr ? nullptr : bestFit(pod, *info, *matched);
-  if (chosen == nullptr) {
+  const ReservationInfo* chosen = s->nominated.get();
+  if (chosen == nullptr || chosen->node_name != node) {
     if (s->required)
       return Status::unschedulable(std::string(kNoRoom));
     return Status::success();
@@ -315,8 +300,8 @@ void ReservationPlugin::unreserve(CycleState& state, const PodInfo& /*pod*/,
     podChanges(state).removeAnnotation(apis::kAnnotationReservationAllocated);
 }
 
-void ReservationPlugin::onReservationAvailable(std::shared_ptr<const apis::Reservation> r) {
-  index_.add(std::move(r));
+void ReservationPlugin::onReservationAvailable(std::shared_ptr<const ReservationState> r) {
+  index_.add(r->object);
 }
 
 void ReservationPlugin::onReservationGone(const std::string& uid) {

@@ -10,6 +10,7 @@
 #include "framework/framework_handle.h"
 #include "framework/plugin.h"
 #include "framework/reservation_listener.h"
+#include "framework/reservation_nomination.h"
 #include "plugins/reservation/args.h"
 #include "plugins/reservation/owner_index.h"
 
@@ -21,6 +22,7 @@ class ReservationPlugin final : public PreFilterTransformer,
                                 public PreScorePlugin,
                                 public ScorePlugin,
                                 public ReservePlugin,
+                                public ReservationNominator,
                                 public ReservationListener {
  public:
   ReservationPlugin(std::shared_ptr<const ReservationArgs> args, const FrameworkHandle& handle);
@@ -36,10 +38,12 @@ class ReservationPlugin final : public PreFilterTransformer,
                   const std::vector<const NodeInfo*>& nodes) override;
   Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                std::int64_t& score) const override;
+  /// The tightest-fitting matched reservation on `node` (by order label, then remaining room).
+  void nominateReservation(CycleState& state, const PodInfo& pod, const std::string& node) override;
   Status reserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
   void unreserve(CycleState& state, const PodInfo& pod, const std::string& node) override;
 
-  void onReservationAvailable(std::shared_ptr<const apis::Reservation> r) override;
+  void onReservationAvailable(std::shared_ptr<const ReservationState> r) override;
   void onReservationGone(const std::string& uid) override;
 
   const OwnerIndex& index() const { return index_; }

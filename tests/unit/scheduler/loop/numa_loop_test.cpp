@@ -15,6 +15,7 @@
 #include "koord/apis/extension.h"
 #include "koord/apis/node_resource_topology.h"
 #include "koord/core/metrics.h"
+#include "loop_api.h"
 #include "loop_objects.h"
 #include "plugins/nodenumaresource/node_numa_resource.h"
 #include "plugins/nodenumaresource/resource_spec.h"
@@ -78,36 +79,13 @@ config::SchedulerConfig numaConfig() {
   return std::move(*cfg);
 }
 
-// Two sockets of four SMT cores: CPUs 0-7 on NUMA node 0, 8-15 on node 1, core = cpu / 2.
-std::shared_ptr<apis::NodeResourceTopology> topology(const std::string& node,
-                                                     const std::string& policy = "") {
-  auto nrt = std::make_shared<apis::NodeResourceTopology>();
-  nrt->name = node;
-  apis::CPUTopology t;
-  for (int cpu = 0; cpu < 16; ++cpu)
-    t.detail.push_back({cpu, cpu / 2, cpu / 8, cpu / 8});
-  nrt->annotations[std::string(apis::kAnnotationNodeCPUTopology)] = apis::formatCPUTopology(t);
-  if (!policy.empty())
-    nrt->topology_policies = {policy};
-  for (int n : {0, 1}) {
-    apis::Zone z;
-    z.name = apis::nodeZoneName(n);
-    z.type = std::string(apis::kZoneTypeNode);
-    const auto cpu = *kube::Quantity::parse("8");
-    const auto memory = *kube::Quantity::parse("16Gi");
-    z.resources = {{"cpu", cpu, cpu, cpu}, {"memory", memory, memory, memory}};
-    nrt->zones.push_back(std::move(z));
-  }
-  return nrt;
-}
-
 struct Fixture {
   NumaApi api;
   metrics::Registry registry;
   Scheduler scheduler{numaConfig(), inTreeRegistry(), api, registry};
 
   explicit Fixture(const std::string& policy = "") {
-    api.topologies.set("n1", topology("n1", policy));
+    api.topologies.set("n1", testing::loopTopology("n1", policy));
     scheduler.onNodeAdd(testing::loopNode("n1", 16000));
   }
   std::shared_ptr<PodInfo> lsrPod(const std::string& name, std::int64_t milli_cpu) {

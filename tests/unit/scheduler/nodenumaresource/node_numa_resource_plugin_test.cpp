@@ -13,6 +13,7 @@
 #include "fixture.h"
 #include "framework/pod_changes.h"
 #include "koord/apis/extension.h"
+#include "koord/apis/node_amplification.h"
 #include "koord/apis/node_resource_topology.h"
 #include "koord/core/metrics.h"
 #include "plugins/nodenumaresource/node_numa_resource.h"
@@ -651,4 +652,69 @@ TEST_CASE("Score: the node, or the NUMA node the pod is placed on", "[nodenumare
 }
 
 }  // namespace
+}  // namespace koord::roles::scheduler
+
+namespace koord::roles::scheduler {
+namespace {
+
+// n1 with its cpu amplified by `ratio` (the manager doubles its allocatable to 32 CPUs).
+std::shared_ptr<const Node> amplifiedNode(const std::string& ratio) {
+  auto n = std::make_shared<Node>(*nodeOf("n1"));
+  n->allocatable.milli_cpu = 32000;
+  n->annotations[std::string(apis::kAnnotationNodeResourceAmplificationRatio)] = ratio;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("an amplified node counts bound CPUs amplified", "[nodenumaresource][plugin]") {
+  Fixture f;
+  f.setNrt(nrtOf("n1"));
+  f.setNode(amplifiedNode(R"({"cpu":2})"));
+  CHECK(f.plugin->cache().nodesAmplified() == 1);
+  // The NUMA zones hold the amplified cpu.
+  f.plugin->cache().read("n1", [](const nnr::NodeTopologyState& s) {
+    REQUIRE(s.zones().size() == 2);
+    CHECK(s.zones()[0].resources.get(nnr::NumaResource::kCpu) == 16000);
+  });
+
+  // An LSR pod bound to 8 CPUs takes 16 of the amplified 32.
+  const PodInfo lsr = podOf("lsr", "8");
+  const Cycle bound = f.schedule(lsr);
+  REQUIRE(bound.reserved);
+  CHECK(bound.cpus().size() == 8);
+  PodInfo placed = lsr;
+  placed.node_name = "n1";
+  f.handle.setSnapshot(testkit::snapshotOf(f.nodes, {placed}));
+  REQUIRE(f.handle.node("n1").requested.milli_cpu == 8000);
+
+  // An LS pod is checked against that: 16 of 32 are left, not 24.
+  const Cycle fits = f.schedule(podOf("ls-16", "16", "LS"));
+  CHECK(fits.pre.ok());
+  CHECK(fits.filter.ok());
+  const Cycle too_big = f.schedule(podOf("ls-20", "20", "LS"));
+  CHECK(too_big.filter.isUnschedulable());
+  CHECK(too_big.filter.message() == nnr::kErrInsufficientAmplifiedCPU);
+  // A bound pod's own request counts amplified too: 8 CPUs weigh 16.
+  CHECK(f.schedule(podOf("lsr-9", "9")).filter.message() == nnr::kErrInsufficientAmplifiedCPU);
+  CHECK(f.schedule(podOf("lsr-8", "8")).filter.ok());
+}
+
+TEST_CASE("an unreadable amplification ratio refuses pods asking cpu there",
+          "[nodenumaresource][plugin]") {
+  Fixture f;
+  f.setNrt(nrtOf("n1"));
+  f.setNode(amplifiedNode("{cpu: 2"));
+  const Cycle ls = f.schedule(podOf("ls", "2", "LS"));
+  CHECK(ls.filter.code() == Code::kUnschedulableAndUnresolvable);
+  CHECK(ls.filter.message() == nnr::kErrInvalidCPUAmplificationRatio);
+  // A pod asking no cpu is not concerned.
+  PodInfo memory_only = testkit::makePod("mem").requests(testkit::resources("0", "1Gi")).obj();
+  CHECK(f.schedule(memory_only).filter.ok());
+  // Fixed, the node is plain again.
+  f.setNode(nodeOf("n1"));
+  CHECK(f.plugin->cache().nodesAmplified() == 0);
+  CHECK(f.schedule(podOf("ls-2", "2", "LS")).pre.isSkip());
+}
+
 }  // namespace koord::roles::scheduler

@@ -27,7 +27,9 @@ struct Cycle {
     n2->node = node("n2", 4000);
     for (const auto& r : rs) {
       (r->node_name == "n1" ? n1 : n2)->addReservation(infoOf(r));
-      plugin.onReservationAvailable(r);
+      auto state = std::make_shared<ReservationState>();
+      state->object = r;
+      plugin.onReservationAvailable(state);
     }
     handle.setSnapshot(Snapshot({n1, n2}));
   }
@@ -92,6 +94,7 @@ TEST_CASE("an owner pod gets its reservation's room back and takes the reservati
   CHECK(score == kMaxNodeScore);
   REQUIRE(c.plugin.score(c.state, *p, c.handle.node("n2"), score).ok());
   CHECK(score == 0);
+  c.plugin.nominateReservation(c.state, *p, "n1");
   REQUIRE(c.plugin.reserve(c.state, *p, "n1").ok());
   CHECK(allocatedName(c.state) == apis::reservationAllocatedValue("r1", "uid-r1"));
   c.plugin.unreserve(c.state, *p, "n1");
@@ -233,6 +236,7 @@ TEST_CASE("an owner that fits no reservation may still use the node's own room")
   auto p = owner("web-1", 2500);
   REQUIRE(c.begin(*p).ok());
   CHECK(c.plugin.filter(c.state, *p, c.n1()).ok());
+  c.plugin.nominateReservation(c.state, *p, "n1");
   REQUIRE(c.plugin.reserve(c.state, *p, "n1").ok());
   CHECK(allocatedName(c.state).empty());  // a plain pod: it took no reservation
 }
@@ -341,6 +345,7 @@ TEST_CASE("among fitting reservations the lowest reservation-order wins, then th
     Cycle c({big, small}, 0);
     auto p = owner("web-1", 800);
     REQUIRE(c.begin(*p).ok());
+    c.plugin.nominateReservation(c.state, *p, "n1");
     REQUIRE(c.plugin.reserve(c.state, *p, "n1").ok());
     CHECK(allocatedName(c.state) == apis::reservationAllocatedValue("small", "uid-small"));
   }
@@ -349,6 +354,7 @@ TEST_CASE("among fitting reservations the lowest reservation-order wins, then th
     Cycle c({big, small}, 0);
     auto p = owner("web-1", 800);
     REQUIRE(c.begin(*p).ok());
+    c.plugin.nominateReservation(c.state, *p, "n1");
     REQUIRE(c.plugin.reserve(c.state, *p, "n1").ok());
     CHECK(allocatedName(c.state) == apis::reservationAllocatedValue("big", "uid-big"));
   }

@@ -107,9 +107,9 @@ std::unique_ptr<NodeDeviceReporter> deviceReporter(kube::RestClient& client,
       registry);
 }
 
-// NodeTopologyReport (on by default): the node's NodeResourceTopology for NUMA-aware scheduling.
-// The kubelet's CPU manager is not queried (no /configz client): reported as Koordinator does
-// with -disable-query-kubelet-config.
+// NodeTopologyReport (on by default): the node's NodeResourceTopology for NUMA-aware scheduling,
+// with the kubelet's CPU manager and topology policies from its /configz (the states informer
+// reads it) unless -disable-query-kubelet-config.
 std::unique_ptr<NodeTopologyReporter> topologyReporter(
     kube::RestClient& client, boost::asio::io_context& io, StatesInformer& states,
     const cgroup::CpuTopology& topology, const KoordletOptions& o, const FeatureGate& gates,

@@ -27,7 +27,6 @@ constexpr InertFlag kInertFlags[] = {
     {"docker-endpoint", kNoRuntime},
     {"pouch-endpoint", kNoRuntime},
     {"default-runtime-type", "koord's runtime hooks never build container IDs from it"},
-    {"disable-query-kubelet-config", "koord never queries the kubelet's /configz"},
     {"report-interval",
      "deprecated since Koordinator v1.1: the NodeMetric's collectPolicy.reportIntervalSeconds "
      "sets the interval"},

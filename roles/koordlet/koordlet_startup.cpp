@@ -49,6 +49,12 @@ StatesInformerOptions statesInformerOptions(const KoordletOptions& o, const Flag
   so.kubelet_sync_timeout = o.kubelet_sync_timeout;
   so.kubelet_read_only_port = o.kubelet_read_only_port;
   so.kubelet_insecure_tls = o.kubelet_insecure_tls;
+  so.query_kubelet_config = !o.disable_query_kubelet_config;
+  if (o.kubelet_insecure_tls && so.query_kubelet_config)
+    KOORD_LOG_WARNING(
+        "koordlet: -kubelet-insecure-tls: the kubelet's /configz is not served on its read-only "
+        "port: the NodeResourceTopology reports no kubelet CPU manager policy, as with "
+        "-disable-query-kubelet-config");
   if (o.kubelet_insecure_tls) {
     KOORD_LOG_WARNING(
         "koordlet: -kubelet-insecure-tls: pods from the kubelet's read-only port {} over plain "

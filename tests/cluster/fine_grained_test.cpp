@@ -311,6 +311,13 @@ TEST_CASE("fine-grained: LSR cpuset, shared pools and shared GPUs on the real no
   });
   INFO("NodeResourceTopology: " << nrt_text);
   REQUIRE(pools_follow);
+  // The kubelet's CPU manager as its /configz says (this kubelet runs the default "none").
+  {
+    auto nrt = api->getSync(named(kNodeResourceTopologies, node));
+    REQUIRE(nrt.has_value());
+    const auto policy = json::parse(annotation(*nrt, "kubelet.koordinator.sh/cpu-manager-policy"));
+    CHECK(str(policy, {"policy"}) == "none");
+  }
   // Long enough for the koordlet's rule to follow its own report.
   std::this_thread::sleep_for(3s);
   ok(api->createSync(named(kPods, "", work.name()),

@@ -88,9 +88,9 @@ struct NodeTopologyInputs {
   /// Its annotations: node.koordinator.sh/reservation, system-qos-resource.
   const NodeInfo& node;
   std::span<const PodMeta> pods;
-  /// The kubelet's CPU manager (koord does not read the kubelet's /configz: the caller says
-  /// what it knows, and the empty policy is what Koordinator reports with
-  /// -disable-query-kubelet-config). reserved_cpus stays in the shared pools, as in Koordinator.
+  /// The kubelet's CPU manager, from its /configz (the empty policy is what Koordinator reports
+  /// with -disable-query-kubelet-config). reserved_cpus stays in the shared pools, as in
+  /// Koordinator.
   apis::KubeletCPUManagerPolicy kubelet_policy{};
   std::string_view topology_policy = apis::kTopologyPolicyNone;
   /// The checkpoint text, read for a static policy only.

@@ -90,6 +90,7 @@ struct NodeTopologyReporter::Impl : std::enable_shared_from_this<Impl> {
   std::optional<apis::CPUBasicInfo> cpu_basic_info;
   milliseconds backoff{0};
   bool waiting_logged = false;
+  bool configz_wait_logged = false;
   bool crd_missing = false;
   std::string read_error;
   std::string write_error;
@@ -196,8 +197,28 @@ struct NodeTopologyReporter::Impl : std::enable_shared_from_this<Impl> {
           readCPUBasicInfo(options.proc_root, options.sys_root, options.sys_fs_root, topology);
     }
     std::vector<std::string> warnings;
+    apis::KubeletCPUManagerPolicy kubelet_policy = options.kubelet_policy;
+    std::string topology_policy = options.topology_policy;
+    if (states.kubelet_config_queried) {
+      // Koordinator reports nothing without the kubelet's configuration: with a static CPU
+      // manager, CPUs the kubelet pinned would read as free.
+      if (states.kubelet_config == nullptr) {
+        if (!configz_wait_logged)
+          KOORD_LOG_INFO("node topology reporter: waiting for the kubelet's /configz");
+        configz_wait_logged = true;
+        return finish(options.sync_interval);
+      }
+      configz_wait_logged = false;
+      std::string warning;
+      kubelet_policy = cpuManagerPolicyOf(*states.kubelet_config, topology, warning);
+      if (!warning.empty())
+        warnings.push_back("kubelet reserved CPUs: " + warning);
+      topology_policy =
+          std::string(topologyPolicyOf(states.kubelet_config->topology_manager_policy,
+                                       states.kubelet_config->topology_manager_scope));
+    }
     std::optional<std::string> state;
-    if (options.kubelet_policy.policy == apis::kKubeletCPUManagerPolicyStatic)
+    if (kubelet_policy.policy == apis::kKubeletCPUManagerPolicyStatic)
       state = readCPUManagerState(options.var_lib_kubelet_dir / "cpu_manager_state", warnings);
     NodeTopologyReport report = buildNodeTopology({
         .topology = topology,
@@ -205,8 +226,8 @@ struct NodeTopologyReporter::Impl : std::enable_shared_from_this<Impl> {
         .cpu_basic_info = *cpu_basic_info,
         .node = *states.node,
         .pods = *states.pods,
-        .kubelet_policy = options.kubelet_policy,
-        .topology_policy = options.topology_policy,
+        .kubelet_policy = kubelet_policy,
+        .topology_policy = topology_policy,
         .cpu_manager_state = std::move(state),
     });
     logWarnings(warnings);

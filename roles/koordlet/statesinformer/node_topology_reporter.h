@@ -33,7 +33,8 @@ struct NodeTopologyReporterOptions {
   std::chrono::milliseconds sync_interval{3000};
   /// The HugePageReport gate: hugepages come out of the zones' memory.
   bool hugepages = false;
-  /// What the kubelet's /configz would say; koord does not read it (NodeTopologyInputs).
+  /// The kubelet's CPU manager and topology policies where /configz is not queried
+  /// (-disable-query-kubelet-config, or the read-only port); a queried /configz overrides both.
   apis::KubeletCPUManagerPolicy kubelet_policy;
   std::string topology_policy = std::string(apis::kTopologyPolicyNone);
   /// How long to wait before asking again whether the CRD is installed.

@@ -113,6 +113,10 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
   bool reload_kubelet_ca = false;
 
   mutable std::mutex mu;
+  std::shared_ptr<const KubeletConfig> kubelet_config;
+  std::chrono::steady_clock::time_point kubelet_config_read{};
+  bool configz_in_flight = false;
+  bool configz_failing = false;
   std::shared_ptr<const std::vector<PodMeta>> pods;
   PodSource source = PodSource::kNone;
   std::chrono::steady_clock::time_point pods_updated{};
@@ -200,11 +204,72 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
             KOORD_LOG_INFO("states informer: pods from the kubelet at {} again", url);
           self->kubelet_failing = false;
           self->publish(std::move(*list), PodSource::kKubelet);
+          self->readConfigzIfDue(url);
           return;
         }
       }
       self->kubeletFailed(why, url);
     });
+  }
+
+  bool queriesConfigz() const {
+    return options.query_kubelet_config && !options.kubelet_insecure_tls;
+  }
+
+  // The kubelet's /configz on the client that just served /pods (the same credentials: the
+  // kubelet authorizes it as nodes/proxy), at the first pod sync and then every
+  // kubelet_config_interval. A failure keeps what was read before.
+  void readConfigzIfDue(const std::string& pods_url) {
+    if (!queriesConfigz() || configz_in_flight || kubelet == nullptr)
+      return;
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(mu);
+      if (kubelet_config != nullptr && now - kubelet_config_read < options.kubelet_config_interval)
+        return;
+    }
+    std::string url = pods_url;
+    url.replace(url.rfind("/pods/"), std::string::npos, "/configz");
+    http::ClientRequest req;
+    req.url = url;
+    req.timeout = options.kubelet_sync_timeout;
+    auto prepared = client.prepareRequest("GET", "/");
+    if (!prepared)
+      return configzFailed(url, prepared.error().message);
+    for (auto& [k, v] : prepared->headers) {
+      if (k == "Authorization")
+        req.headers.emplace_back(k, std::move(v));
+    }
+    configz_in_flight = true;
+    kubelet->send(std::move(req), [self = shared_from_this(), url](Result<http::Response> r) {
+      self->configz_in_flight = false;
+      if (self->stopped)
+        return;
+      if (!r)
+        return self->configzFailed(url, r.error().message());
+      if (r->status != 200)
+        return self->configzFailed(url, fmt::format("HTTP {}", r->status));
+      auto config = parseKubeletConfigz(r->body);
+      if (!config)
+        return self->configzFailed(url, config.error().message);
+      if (self->configz_failing || self->kubelet_config == nullptr)
+        KOORD_LOG_INFO("states informer: kubelet {}: cpuManagerPolicy {}, topologyManagerPolicy {}",
+                       url, config->cpu_manager_policy, config->topology_manager_policy);
+      self->configz_failing = false;
+      std::lock_guard lock(self->mu);
+      self->kubelet_config_read = std::chrono::steady_clock::now();
+      if (self->kubelet_config == nullptr || *self->kubelet_config != *config)
+        self->kubelet_config = std::make_shared<const KubeletConfig>(std::move(*config));
+    });
+  }
+
+  void configzFailed(const std::string& url, const std::string& why) {
+    if (!configz_failing)
+      KOORD_LOG_WARNING(
+          "states informer: kubelet {}: {}; the NodeResourceTopology waits for it (set "
+          "-disable-query-kubelet-config to report without the kubelet's CPU manager)",
+          url, why);
+    configz_failing = true;
   }
 
   // Once per failure streak: the kubelet's pods are the better source (fresher, and the
@@ -328,7 +393,14 @@ StatesSnapshot StatesInformer::snapshot() const {
   s.node_metric = nodeMetric();
   s.pods = pods();
   s.synced = hasSynced();
+  s.kubelet_config = kubeletConfig();
+  s.kubelet_config_queried = impl_->queriesConfigz();
   return s;
+}
+
+std::shared_ptr<const KubeletConfig> StatesInformer::kubeletConfig() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->kubelet_config;
 }
 
 PodSource StatesInformer::podSource() const {

@@ -34,6 +34,11 @@ struct StatesInformerOptions {
   int kubelet_read_only_port = 10255;
   KubeletTls kubelet_tls;
   std::string kubelet_preferred_address_type = "InternalIP";
+  /// Read the kubelet's /configz (Koordinator's -disable-query-kubelet-config=false), over the
+  /// secure port only (the read-only port does not serve it).
+  bool query_kubelet_config = true;
+  /// How often it is read again once read.
+  std::chrono::milliseconds kubelet_config_interval{60000};
 };
 
 /// Where the last pod list came from, for logs and metrics.
@@ -60,6 +65,8 @@ class StatesInformer {
   /// The node's pods from the last successful sync; never a half-decoded list.
   std::shared_ptr<const std::vector<PodMeta>> pods() const;
   PodSource podSource() const;
+  /// The kubelet's configuration from its /configz; null until read or when not queried.
+  std::shared_ptr<const KubeletConfig> kubeletConfig() const;
   /// All of the above at once.
   StatesSnapshot snapshot() const;
   /// When pods() was last refreshed (steady clock).

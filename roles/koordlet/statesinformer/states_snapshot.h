@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "koord/apis/node_metric.h"
+#include "statesinformer/kubelet_config.h"
 #include "statesinformer/node_info.h"
 #include "statesinformer/pod_meta.h"
 
@@ -18,6 +19,11 @@ struct StatesSnapshot {
   std::shared_ptr<const std::vector<PodMeta>> pods;
   /// Node seen and pods listed: only then may a strategy act.
   bool synced = false;
+  /// The kubelet's configuration from its /configz; null until read, and when not queried.
+  std::shared_ptr<const KubeletConfig> kubelet_config;
+  /// The koordlet queries /configz (-disable-query-kubelet-config=false over HTTPS): what
+  /// depends on the kubelet's CPU manager waits for kubelet_config.
+  bool kubelet_config_queried = false;
 };
 
 }  // namespace koord::roles::koordlet

@@ -166,7 +166,17 @@ class States {
             .node_slo = nullptr,
             .node_metric = nullptr,
             .pods = pods_,
-            .synced = synced_};
+            .synced = synced_,
+            .kubelet_config = kubelet_config_,
+            .kubelet_config_queried = configz_queried_};
+  }
+  void queryConfigz() {
+    std::lock_guard lock(mu_);
+    configz_queried_ = true;
+  }
+  void setKubeletConfig(KubeletConfig config) {
+    std::lock_guard lock(mu_);
+    kubelet_config_ = std::make_shared<const KubeletConfig>(std::move(config));
   }
   void sync() {
     std::lock_guard lock(mu_);
@@ -182,6 +192,8 @@ class States {
   std::shared_ptr<const NodeInfo> node_;
   std::shared_ptr<const std::vector<PodMeta>> pods_;
   bool synced_ = false;
+  std::shared_ptr<const KubeletConfig> kubelet_config_;
+  bool configz_queried_ = false;
 };
 
 PodMeta lsePod() {
@@ -294,6 +306,80 @@ TEST_CASE("node topology reporter: waits for the CRD, creates the object, patche
   }
   // A handler that outlives the reporter does nothing.
   late();
+  std::this_thread::sleep_for(50ms);
+  guard.reset();
+  io.stop();
+  runner.join();
+}
+
+TEST_CASE("node topology reporter: waits for the kubelet's /configz and reports its policies",
+          "[koordlet][nrt][configz]") {
+  // One socket of two SMT-2 cores: CPUs 0,2 on core 0 and 1,3 on core 1.
+  TempTree sys("koord-nrt-configz");
+  sys.write("devices/system/cpu/online", "0-3\n");
+  for (int id = 0; id < 4; ++id) {
+    const std::string dir = "devices/system/cpu/cpu" + std::to_string(id) + "/topology/";
+    sys.write(dir + "core_id", std::to_string(id % 2) + "\n");
+    sys.write(dir + "physical_package_id", "0\n");
+  }
+  sys.write("devices/system/node/node0/cpulist", "0-3\n");
+  sys.write("devices/system/node/node0/meminfo", "Node 0 MemTotal: 4194304 kB\n");
+  sys.write("kubelet/cpu_manager_state",
+            R"({"policyName":"static","defaultCpuSet":"0-3","checksum":1})");
+  auto topology = koord::cgroup::readCpuTopology(sys.root());
+  REQUIRE(topology.has_value());
+
+  FakeApiServer server;
+  server.installCrd();
+  HttpPeer peer([&](const PeerRequest& r) { return server.serve(r); });
+  States states;
+  states.queryConfigz();
+  states.sync();
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  std::thread runner([&] { io.run(); });
+  {
+    koord::kube::RestConfig config;
+    config.host = peer.url();
+    config.qps = 0;
+    koord::kube::RestClient client(io, config);
+    koord::metrics::Registry registry;
+    NodeTopologyReporterOptions options;
+    options.node_name = "node-a";
+    options.sys_root = sys.root();
+    options.proc_root = sys.path("proc");
+    options.sys_fs_root = sys.path("sysfs");
+    options.var_lib_kubelet_dir = sys.path("kubelet");
+    options.sync_interval = 20ms;
+    NodeTopologyReporter reporter(
+        client, io, [&] { return states.snapshot(); }, *topology, options, registry);
+    reporter.start();
+
+    // Queried but not read yet: nothing is reported (pinned CPUs would read as free).
+    std::this_thread::sleep_for(200ms);
+    CHECK(server.writes() == 0);
+
+    KubeletConfig kubelet;
+    kubelet.cpu_manager_policy = "static";
+    kubelet.cpu_manager_policy_options = {{"full-pcpus-only", "true"}};
+    kubelet.system_reserved_milli_cpu = 1500;
+    kubelet.topology_manager_policy = "single-numa-node";
+    kubelet.topology_manager_scope = "pod";
+    states.setKubeletConfig(kubelet);
+    REQUIRE(eventually([&] { return server.writes() == 1; }));
+    const json::value created = server.object();
+    INFO(json::serialize(created));
+    auto policy = apis::parseKubeletCPUManagerPolicy(
+        {{std::string(apis::kAnnotationKubeletCPUManagerPolicy),
+          annotationOf(created, apis::kAnnotationKubeletCPUManagerPolicy)}});
+    REQUIRE(policy.has_value());
+    CHECK(policy->policy == "static");
+    CHECK(policy->options.at("full-pcpus-only") == "true");
+    // ceil(1.5) = 2 CPUs: core 0's threads.
+    CHECK(policy->reserved_cpus == "0,2");
+    CHECK(created.at("topologyPolicies").at(0) == "SingleNUMANodePodLevel");
+    reporter.stop();
+  }
   std::this_thread::sleep_for(50ms);
   guard.reset();
   io.stop();

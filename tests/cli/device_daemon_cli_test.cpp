@@ -243,14 +243,15 @@ TEST_CASE("device-daemon rewrites the report every --sleep-interval and stops on
 
 TEST_CASE("device-daemon: deploy/'s DaemonSet runs as written", "[cli]") {
   auto docs = koord::testing::yamlFileToJson(std::string(KOORD_SOURCE_DIR) +
-                                             "/deploy/device-daemon/daemonset.yaml");
+                                             "/deploy/manifests/koord-device-daemon.yaml");
   REQUIRE(docs.size() == 1);
   const auto& ds = docs[0].as_object();
   CHECK(ds.at("kind") == "DaemonSet");
   CHECK(ds.at("metadata").at("namespace") == "koordinator-system");
   const auto& pod = ds.at("spec").at("template").at("spec").as_object();
   const auto& container = pod.at("containers").at(0).as_object();
-  CHECK(container.at("command") == boost::json::array{"koord", "device-daemon"});
+  // The role's link in koord's image.
+  CHECK(container.at("command") == boost::json::array{"/usr/local/bin/koord-device-daemon"});
   bool node_name = false;
   for (const auto& e : container.at("env").as_array()) {
     if (e.at("name") == "NODE_NAME")
@@ -268,7 +269,8 @@ TEST_CASE("device-daemon: deploy/'s DaemonSet runs as written", "[cli]") {
         o.contains("readOnly") && o.at("readOnly").as_bool()};
   }
   CHECK(mounts["/sys"] == std::pair<std::string, bool>{"/host-sys", true});
-  CHECK(mounts["/var/run/koordlet"].first == "/var/run/koordlet");
+  CHECK(mounts["/var/run/koordlet/xpu-device-infos"].first ==
+        "/var/run/koordlet/xpu-device-infos");
 
   // The container's own arguments, with the host paths swapped for test ones, once.
   FakePciSysfs sys;

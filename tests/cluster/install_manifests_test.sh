@@ -377,6 +377,23 @@ if render_and_apply host-network --set manager.hostNetwork=true; then
     contains "$(line_of Deployment "$NS" koord-scheduler "$sum")" '|hostNetwork=|'
 fi
 
+# Koordinator v1.8's scheduler values: job preemption hands postFilter to Coscheduling, and
+# deviceShare null renders no DeviceShare args (the default renders Koordinator's unsupported
+# models, checked by koord's own run of the default render below).
+if render_and_apply job-preemption --set scheduler.enableJobPreemption=true \
+  --set scheduler.deviceShare=null; then
+  yaml=$work/job-preemption.yaml
+  expect "scheduler.enableJobPreemption=true: CoschedulingArgs enablePreemption" \
+    grep -q 'enablePreemption: true' "$yaml"
+  expect "scheduler.enableJobPreemption=true: no DefaultPreemption at postFilter" \
+    bash -c '! grep -q "name: DefaultPreemption" "$1"' _ "$yaml"
+  expect "scheduler.deviceShare=null: no DeviceShareArgs" \
+    bash -c '! grep -q "kind: DeviceShareArgs" "$1"' _ "$yaml"
+fi
+expect "default: DefaultPreemption at postFilter and Koordinator's unsupported GPU models" \
+  bash -c 'grep -q "name: DefaultPreemption" "$1" && grep -q "model: Ascend-310P3-300I-DUO" "$1"' \
+  _ "$work/default.yaml"
+
 # ---- 4. crds.managed and the per-CRD switches ------------------------------------------------
 crds_of() { grep '^CustomResourceDefinition|' "$1" | cut -d'|' -f3 | tr '\n' ' ' || true; }
 if render_and_apply crds-some \
@@ -560,7 +577,7 @@ if [[ -x ${KOORD_BINARY:-} && -s $work/default.yaml ]]; then
   sed '1,/^--- config$/d; /^--- descheduler config$/,$d' "$work/commands-and-config" \
     >"$work/scheduler-config.yaml"
   sed '1,/^--- descheduler config$/d' "$work/commands-and-config" >"$work/descheduler-config.yaml"
-  expect "four koord containers in the default render" test "$(grep -c . "$work/commands")" -eq 4
+  expect "five koord containers in the default render" test "$(grep -c . "$work/commands")" -eq 5
   while read -r command rest; do
     role=${command##*/}
     role=${role#koord-}
@@ -573,8 +590,9 @@ if [[ -x ${KOORD_BINARY:-} && -s $work/default.yaml ]]; then
         *) args+=("$word") ;;
       esac
     done
-    if [[ $role == koordlet || ${#isolate[@]} -eq 0 ]]; then
-      # The koordlet waits a minute for the node's kubepods cgroup before it reads anything else.
+    if [[ $role == koordlet || $role == device-daemon || ${#isolate[@]} -eq 0 ]]; then
+      # The koordlet waits a minute for the node's kubepods cgroup before it reads anything else;
+      # the device-daemon talks to no API server and would write its report into this host.
       expect "koord $role accepts the rendered flags (--help)" \
         env -i PATH=/usr/bin:/bin HOME=/nonexistent "$KOORD_BINARY" "$role" "${args[@]}" --help \
         </dev/null >/dev/null

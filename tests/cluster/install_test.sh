@@ -123,6 +123,8 @@ patchesJson6902:
     path: descheduler.yaml
   - target: {group: apps, version: v1, kind: DaemonSet, name: koordlet, namespace: $NS}
     path: koordlet.yaml
+  - target: {group: apps, version: v1, kind: DaemonSet, name: koord-device-daemon, namespace: $NS}
+    path: device-daemon.yaml
 EOF
 # One replica each on this one small node, on the host's network (no CNI), with the apiserver
 # where a hostNetwork pod finds it (no kube-proxy for the kubernetes Service), and small requests:
@@ -170,7 +172,22 @@ spec:
         - name: host-etc-hookserver
           hostPath: {path: "$KOORD_CLUSTER_DIR/hookserver.d", type: DirectoryOrCreate}
 EOF
-echo "patchesStrategicMerge: [koordlet-hooks.yaml]" >>"$overlay/kustomization.yaml"
+# The device-daemon's report goes into this cluster's directory, not the host's /var/run.
+cat >"$overlay/device-daemon.yaml" <<EOF
+- {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}
+EOF
+cat >"$overlay/device-daemon-report.yaml" <<EOF
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: koord-device-daemon, namespace: $NS}
+spec:
+  template:
+    spec:
+      volumes:
+        - name: device-infos
+          hostPath: {path: "$KOORD_CLUSTER_DIR/xpu-device-infos", type: DirectoryOrCreate}
+EOF
+echo "patchesStrategicMerge: [koordlet-hooks.yaml, device-daemon-report.yaml]" >>"$overlay/kustomization.yaml"
 kubectl_ kustomize "$overlay" >"$work/rendered.yaml" || fail "kustomize cannot render deploy/ with the overlay"
 grep -q "path: $KOORD_CLUSTER_DIR/hookserver.d" "$work/rendered.yaml" ||
   fail "deploy/'s koordlet DaemonSet has no host-etc-hookserver volume to point at this node's hook directory"
@@ -194,6 +211,14 @@ kubectl_ -n "$NS" rollout status daemonset/koordlet --timeout=180s >&2 ||
   fail "the koordlet DaemonSet did not become Ready"
 ready=$(kubectl_ -n "$NS" get daemonset koordlet -o jsonpath='{.status.numberReady}')
 [[ $ready == 1 ]] || fail "koordlet DaemonSet: $ready pods ready, want 1"
+kubectl_ -n "$NS" rollout status daemonset/koord-device-daemon --timeout=180s >&2 ||
+  fail "the koord-device-daemon DaemonSet did not become Ready"
+# The report the in-cluster device-daemon wrote: a JSON list (empty on a node without
+# accelerators).
+eventually 60 test -f "$KOORD_CLUSTER_DIR/xpu-device-infos/ic-device" ||
+  fail "the in-cluster device-daemon wrote no report"
+[[ $(head -c 1 "$KOORD_CLUSTER_DIR/xpu-device-infos/ic-device") == "[" ]] ||
+  fail "the device-daemon's report is no JSON list: $(head -c 200 "$KOORD_CLUSTER_DIR/xpu-device-infos/ic-device")"
 eventually 60 test -f "$KOORD_CLUSTER_DIR/hookserver.d/koordlet.json" ||
   fail "the in-cluster koordlet did not register its runtime hooks"
 eventually 60 kubectl_ get mutatingwebhookconfiguration koordinator-mutating-webhook-configuration \

@@ -26,11 +26,11 @@ kube::Expected<CoschedulingArgs> decodeCoschedulingArgs(const json::value* args,
   if (*o == nullptr)
     return out;
   const json::object& a = **o;
-  if (auto known =
-          upstream::checkKnownFields(a,
-                                     {"apiVersion", "kind", "defaultTimeout", "controllerWorkers",
-                                      "skipCheckScheduleCycle", "enablePreemption"},
-                                     "");
+  if (auto known = upstream::checkKnownFields(
+          a,
+          {"apiVersion", "kind", "defaultTimeout", "controllerWorkers", "skipCheckScheduleCycle",
+           "enablePreemption", "awareNetworkTopology"},
+          "");
       !known)
     return known.error();
   if (const json::value* v = jf::field(a, "defaultTimeout")) {
@@ -58,6 +58,11 @@ kube::Expected<CoschedulingArgs> decodeCoschedulingArgs(const json::value* args,
     return preempt.error();
   if (*preempt)
     out.enable_preemption = **preempt;
+  auto network = jf::optionalBoolField(a, "awareNetworkTopology", "");
+  if (!network)
+    return network.error();
+  if (*network)
+    out.aware_network_topology = **network;
   if (out.default_timeout.count() < 0)
     return kube::makeKubeError(
         fmt::format("defaultTimeout: Invalid value: \"{}\": must not be "

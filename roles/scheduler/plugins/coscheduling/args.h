@@ -28,6 +28,9 @@ struct CoschedulingArgs : PluginArgs {
   /// Accepted as later Koordinator releases name it; koord does not preempt for gangs, and the
   /// plugin says so at startup when it is true.
   bool enable_preemption = false;
+  /// Koordinator v1.8's network-topology-aware gang placement (its chart sets it); accepted and
+  /// named at startup as having no effect.
+  bool aware_network_topology = false;
 };
 
 /// Errors name the field ("defaultTimeout: must not be negative"); unknown fields are errors.

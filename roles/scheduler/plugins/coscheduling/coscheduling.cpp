@@ -53,6 +53,10 @@ Coscheduling::Coscheduling(std::shared_ptr<const CoschedulingArgs> args, Framewo
     KOORD_LOG_WARNING(
         "coscheduling: CoschedulingArgs enablePreemption=true has no effect: koord does not "
         "preempt for gangs");
+  if (args_->aware_network_topology)
+    KOORD_LOG_WARNING(
+        "coscheduling: CoschedulingArgs awareNetworkTopology=true has no effect: koord places "
+        "gangs without ClusterNetworkTopology");
   if (metrics::Registry* r = handle_.metricsRegistry()) {
     waiting_gauge_ = &r->gauge("scheduler_gang_waiting_pods",
                                "Gang members assumed and waiting at Permit for the rest.", {});

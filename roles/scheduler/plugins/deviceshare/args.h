@@ -4,8 +4,11 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/koord_scoring_strategy.h"
 #include "framework/plugin.h"
@@ -20,12 +23,32 @@ inline constexpr std::string_view kArgsKind = "DeviceShareArgs";
 /// spreading keeps one card's failure from taking many pods).
 config::KoordScoringStrategy defaultDeviceScoring();
 
+/// A GPU vendor and model (the node's gpu-vendor and gpu-model labels) that cannot be shared.
+struct GpuShareUnsupportedModel {
+  std::string vendor;
+  std::string model;
+};
+
+/// Where Koordinator reads GPU shared-resource templates (vNPU slices) from.
+struct GpuSharedResourceTemplatesConfig {
+  std::string config_map_namespace;
+  std::string config_map_name;
+  std::vector<std::string> matched_resources;
+};
+
+/// The most entries decoded from each list of the args.
+inline constexpr std::size_t kMaxDeviceShareArgsItems = 256;
+
 /// Default-constructed, it holds Koordinator's defaults (what decoding `null` gives).
 struct DeviceShareArgs : PluginArgs {
   /// Deprecated in Koordinator and without effect there as here; kept to name at startup.
   std::string allocator;
   config::KoordScoringStrategy scoring_strategy = defaultDeviceScoring();
   bool disable_device_numa_topology_alignment = false;
+  /// Koordinator v1.8's koordinator.sh/gpu.shared filters (its chart sets them): accepted and
+  /// named at startup as having no effect, since koord reads no gpu.shared requests.
+  std::vector<GpuShareUnsupportedModel> gpu_share_unsupported_models;
+  std::optional<GpuSharedResourceTemplatesConfig> gpu_shared_resource_templates;
 };
 
 /// Strict: unknown fields are errors naming the field.

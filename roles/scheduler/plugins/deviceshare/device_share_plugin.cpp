@@ -77,6 +77,17 @@ DeviceSharePlugin::DeviceSharePlugin(std::shared_ptr<const DeviceShareArgs> args
         "allocator, as Koordinator has",
         args_->allocator);
   }
+  if (!args_->gpu_share_unsupported_models.empty()) {
+    KOORD_LOG_WARNING(
+        "deviceshare: DeviceShareArgs gpuShareUnsupportedModels ({} models) has no effect: koord's "
+        "DeviceShare reads no koordinator.sh/gpu.shared requests",
+        args_->gpu_share_unsupported_models.size());
+  }
+  if (args_->gpu_shared_resource_templates) {
+    KOORD_LOG_WARNING(
+        "deviceshare: DeviceShareArgs gpuSharedResourceTemplatesConfig has no effect: koord's "
+        "DeviceShare reads no koordinator.sh/gpu.shared requests");
+  }
   if (metrics::Registry* r = handle_.metricsRegistry()) {
     allocated_metric_ =
         &r->gauge(kAllocatedMetric,

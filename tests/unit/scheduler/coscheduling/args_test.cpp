@@ -33,12 +33,16 @@ TEST_CASE("CoschedulingArgs: every field", "[scheduler][coscheduling]") {
   auto a = decode(R"({"apiVersion": "kubescheduler.config.k8s.io/v1beta2",
                       "kind": "CoschedulingArgs", "defaultTimeout": "2m30s",
                       "controllerWorkers": 4, "skipCheckScheduleCycle": true,
-                      "enablePreemption": true})");
+                      "enablePreemption": true, "awareNetworkTopology": true})");
   REQUIRE(a.has_value());
   CHECK(a->default_timeout == 150s);
   CHECK(a->controller_workers == 4);
   CHECK(a->skip_check_schedule_cycle);
   CHECK(a->enable_preemption);
+  CHECK(a->aware_network_topology);
+  auto network = decode(R"({"awareNetworkTopology": 1})");
+  REQUIRE_FALSE(network.has_value());
+  CHECK(network.error().message.find("awareNetworkTopology") != std::string::npos);
 }
 
 TEST_CASE("CoschedulingArgs: bad values are refused, naming the field",

@@ -269,8 +269,7 @@ TEST_CASE("device-daemon: deploy/'s DaemonSet runs as written", "[cli]") {
         o.contains("readOnly") && o.at("readOnly").as_bool()};
   }
   CHECK(mounts["/sys"] == std::pair<std::string, bool>{"/host-sys", true});
-  CHECK(mounts["/var/run/koordlet/xpu-device-infos"].first ==
-        "/var/run/koordlet/xpu-device-infos");
+  CHECK(mounts["/var/run/koordlet/xpu-device-infos"].first == "/var/run/koordlet/xpu-device-infos");
 
   // The container's own arguments, with the host paths swapped for test ones, once.
   FakePciSysfs sys;

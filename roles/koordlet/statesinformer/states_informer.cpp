@@ -174,16 +174,9 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
     req.url = url;
     req.timeout = options.kubelet_sync_timeout;
     if (!options.kubelet_insecure_tls) {
-      // The API server credentials' token, re-read from its file as the RestClient's verbs do
-      // (projected service-account tokens rotate); the kubelet's webhook authenticator checks it.
-      auto prepared = client.prepareRequest("GET", "/");
-      if (!prepared) {
-        kubeletFailed(prepared.error().message, url);
+      if (auto auth = authorize(req); !auth) {
+        kubeletFailed(auth.error().message, url);
         return;
-      }
-      for (auto& [k, v] : prepared->headers) {
-        if (k == "Authorization")
-          req.headers.emplace_back(k, std::move(v));
       }
     }
     kc->send(std::move(req), [self = shared_from_this(), url](Result<http::Response> r) {
@@ -212,6 +205,19 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
+  // The API server credentials' token, re-read from its file as the RestClient's verbs do
+  // (projected service-account tokens rotate); the kubelet's webhook authenticator checks it.
+  kube::Expected<void> authorize(http::ClientRequest& req) {
+    auto prepared = client.prepareRequest("GET", "/");
+    if (!prepared)
+      return kube::makeKubeError(prepared.error().message);
+    for (auto& [k, v] : prepared->headers) {
+      if (k == "Authorization")
+        req.headers.emplace_back(k, std::move(v));
+    }
+    return {};
+  }
+
   bool queriesConfigz() const {
     return options.query_kubelet_config && !options.kubelet_insecure_tls;
   }
@@ -233,13 +239,8 @@ struct StatesInformer::Impl : std::enable_shared_from_this<Impl> {
     http::ClientRequest req;
     req.url = url;
     req.timeout = options.kubelet_sync_timeout;
-    auto prepared = client.prepareRequest("GET", "/");
-    if (!prepared)
-      return configzFailed(url, prepared.error().message);
-    for (auto& [k, v] : prepared->headers) {
-      if (k == "Authorization")
-        req.headers.emplace_back(k, std::move(v));
-    }
+    if (auto auth = authorize(req); !auth)
+      return configzFailed(url, auth.error().message);
     configz_in_flight = true;
     kubelet->send(std::move(req), [self = shared_from_this(), url](Result<http::Response> r) {
       self->configz_in_flight = false;

@@ -1,12 +1,14 @@
 // Pod and node annotations and labels that any pod or node writer sets and koord components act
 // on: the extended-resource-spec, the resource-status cpuset the koordlet pins containers to,
 // the node reservation (manager and koordlet readers), label selectors, QoS and priority names,
-// and the container ids from pod status. The first byte picks the parser, the rest is the text.
+// the container ids from pod status, and the device-allocate-hint and device-joint-allocate the
+// scheduler reads. The first byte picks the parser, the rest is the text.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "koord/apis/device_hints.h"
 #include "koord/apis/extended_resource_spec.h"
 #include "koord/apis/extension.h"
 #include "koord/apis/node_amplification.h"
@@ -62,6 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 6:
       (void)cgroup::parseContainerStatusId(text);
+      (void)apis::parseDeviceAllocateHints(text);
+      (void)apis::parseDeviceJointAllocate(text);
       break;
     default:
       (void)kube::Quantity::parse(text);

@@ -4,7 +4,11 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -84,14 +88,88 @@ DeviceResources freeOf(const DeviceState& d, DeviceType type, const AllocateOpti
   return free;
 }
 
-bool fits(const DeviceState& d, DeviceType type, const DeviceResources& request,
-          const AllocateOptions& options, DeviceResources& free) {
+const DeviceTypeHint* hintOf(const AllocateOptions& options, DeviceType type) {
+  return options.hints != nullptr ? options.hints->of(type) : nullptr;
+}
+
+// The free VF lowest by bus id (info.vfs is in that order) in a group the hint's vfSelector
+// matches.
+std::optional<DeviceVF> freeVF(const DeviceState& d, const DeviceTypeHint& hint) {
+  if (d.free_vfs == 0)
+    return std::nullopt;
+  for (std::size_t i = 0; i < d.info.vfs.size(); ++i) {
+    const DeviceVF& vf = d.info.vfs[i];
+    if (d.vf_holders[i] == 0 && (!hint.vf_selector || vf.group >= d.info.vf_group_labels.size() ||
+                                 hint.vf_selector->matches(d.info.vf_group_labels[vf.group])))
+      return vf;
+  }
+  return std::nullopt;
+}
+
+bool wantsVF(const DeviceTypeHint* hint) {
+  return hint != nullptr && hint->vf_selector;
+}
+
+// A PCIe switch: its id under its socket. A device without a topology sits on none.
+struct SwitchId {
+  std::int32_t socket = -1;
+  std::string_view pcie_id;
+
+  static std::optional<SwitchId> of(const DeviceState& d) {
+    if (d.info.socket < 0 && d.info.pcie_id.empty())
+      return std::nullopt;
+    return SwitchId{d.info.socket, d.info.pcie_id};
+  }
+  friend bool operator==(const SwitchId&, const SwitchId&) = default;
+};
+
+bool onSwitches(const DeviceState& d, std::span<const SwitchId> switches) {
+  const auto own = SwitchId::of(d);
+  return own && std::find(switches.begin(), switches.end(), *own) != switches.end();
+}
+
+// Where a joint placement may take devices: one PCIe switch, one NUMA node, or the whole node.
+struct Scope {
+  std::optional<SwitchId> pcie;
+  std::int32_t numa_node = -1;
+
+  bool holds(const DeviceState& d) const {
+    if (pcie)
+      return onSwitches(d, std::span<const SwitchId>(&*pcie, 1));
+    return numa_node < 0 || d.info.numa_node == numa_node;
+  }
+};
+
+// PCIeLevel exclusivity (Koordinator's filterFreeDevicesByPCIe): no device of the type on d's
+// PCIe switch is in use. A device without a topology sits on no switch and never qualifies.
+bool switchUntouched(const NodeDeviceState& node, const DeviceState& d, DeviceType type,
+                     const AllocateOptions& options) {
+  const auto own = SwitchId::of(d);
+  if (!own)
+    return false;
+  for (const DeviceState& e : node.devices(type)) {
+    if (SwitchId::of(e) == own && freeOf(e, type, options) != e.info.total)
+      return false;
+  }
+  return true;
+}
+
+bool fits(const NodeDeviceState& node, const DeviceState& d, DeviceType type,
+          const DeviceResources& request, const AllocateOptions& options, DeviceResources& free) {
   if (!onNumaNodes(d, options))
     return false;
   free = freeOf(d, type, options);
   if (free.isZero() || !request.fitsIn(free))
     return false;
-  return !(type == DeviceType::kRDMA && options.rdma_vf && d.free_vfs == 0);
+  const DeviceTypeHint* hint = hintOf(options, type);
+  if (hint == nullptr)
+    return true;
+  if (hint->selector && !hint->selector->matches(d.info.labels))
+    return false;
+  if (hint->vf_selector && !freeVF(d, *hint))
+    return false;
+  return hint->exclusive_policy != apis::DeviceExclusivePolicy::kPCIeLevel ||
+         switchUntouched(node, d, type, options);
 }
 
 // The node-wide bounds that most nodes fail on: enough devices with anything free, one of them
@@ -113,10 +191,20 @@ bool summaryAdmits(const DeviceTypeSummary& s, const DeviceResources& request, s
 }  // namespace
 
 Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources& asked,
-                 DeviceResources& per_device, std::int64_t& count) {
+                 DeviceResources& per_device, std::int64_t& count, std::int64_t shared) {
   if (!card_memory)
     return Status::unresolvable("no healthy GPU Devices");
   DeviceResources request = asked;
+  if (shared > 0) {
+    // gpu.shared: what was asked, split over that many cards before anything is derived.
+    DeviceResources split;
+    for (DeviceResource r :
+         {DeviceResource::kGPUCore, DeviceResource::kGPUMemory, DeviceResource::kGPUMemoryRatio}) {
+      if (request.has(r))
+        split.set(r, request.get(r) / shared);
+    }
+    request = split;
+  }
   if (request.has(DeviceResource::kGPUMemory)) {
     if (*card_memory == 0)
       return Status::unresolvable(
@@ -133,9 +221,9 @@ Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources&
                     ? clampToInt64(static_cast<WideInt>(ratio) * *card_memory / 100)
                     : product / 100);
   }
-  count = 1;
+  count = shared > 0 ? shared : 1;
   const std::int64_t ratio = request.get(DeviceResource::kGPUMemoryRatio);
-  if (ratio > 100 && ratio % 100 == 0) {
+  if (shared == 0 && ratio > 100 && ratio % 100 == 0) {
     count = ratio / 100;
     DeviceResources split;
     split.set(DeviceResource::kGPUCore, request.get(DeviceResource::kGPUCore) / count);
@@ -149,8 +237,9 @@ Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources&
 
 namespace {
 
-void defaultDemand(DeviceType type, const DeviceResources& asked, DeviceResources& per_device,
-                   std::int64_t& count) {
+// Koordinator's DefaultDeviceHandler.CalcDesiredRequestsAndCount.
+Status defaultDemand(const NodeDeviceState& node, DeviceType type, const DeviceResources& asked,
+                     const DeviceTypeHint* hint, DeviceResources& per_device, std::int64_t& count) {
   const DeviceResource r =
       type == DeviceType::kRDMA ? DeviceResource::kRDMA : DeviceResource::kFPGA;
   const std::int64_t q = asked.get(r);
@@ -160,7 +249,32 @@ void defaultDemand(DeviceType type, const DeviceResources& asked, DeviceResource
     count = q / 100;
     per_device = DeviceResources{};
     per_device.set(r, q / count);
+    return Status::success();
   }
+  if (hint == nullptr)
+    return Status::success();
+  switch (hint->allocate_strategy) {
+    case apis::DeviceAllocateStrategy::kApplyForAll: {
+      const auto& devices = node.devices(type);
+      count = hint->selector ? std::count_if(devices.begin(), devices.end(),
+                                             [&](const DeviceState& d) {
+                                               return hint->selector->matches(d.info.labels);
+                                             })
+                             : static_cast<std::int64_t>(devices.size());
+      if (count == 0)
+        return unresolvableInsufficient(type);
+      break;
+    }
+    case apis::DeviceAllocateStrategy::kRequestsAsCount:
+      count = q;
+      per_device = DeviceResources{};
+      per_device.set(r,
+                     hint->exclusive_policy == apis::DeviceExclusivePolicy::kDeviceLevel ? 100 : 1);
+      break;
+    case apis::DeviceAllocateStrategy::kUnset:
+      break;
+  }
+  return Status::success();
 }
 
 // Whether at least `count` devices fit; stops at the count-th.
@@ -169,7 +283,7 @@ bool enoughFit(const NodeDeviceState& node, DeviceType type, const DeviceResourc
   std::int64_t n = 0;
   DeviceResources free;
   for (const DeviceState& d : node.devices(type)) {
-    if (fits(d, type, request, options, free) && ++n >= count)
+    if (fits(node, d, type, request, options, free) && ++n >= count)
       return true;
   }
   return n >= count;
@@ -189,14 +303,6 @@ Status checkDemand(const NodeDeviceState& node, const DeviceDemand& demand,
   return Status::success();
 }
 
-std::optional<DeviceVF> takeVF(const DeviceState& d) {
-  for (std::size_t i = 0; i < d.info.vfs.size(); ++i) {
-    if (d.vf_holders[i] == 0)
-      return d.info.vfs[i];
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 Status deviceDemand(const NodeDeviceState& node, const PodDeviceRequests& requests,
@@ -209,18 +315,21 @@ Status deviceDemand(const NodeDeviceState& node, const PodDeviceRequests& reques
       return unresolvableInsufficient(type);
     const std::size_t i = static_cast<std::size_t>(type);
     if (type == DeviceType::kGPU) {
-      if (Status s =
-              gpuDemand(node.gpuCardMemory(), requests.of(type), out.per_device[i], out.count[i]);
+      if (Status s = gpuDemand(node.gpuCardMemory(), requests.of(type), out.per_device[i],
+                               out.count[i], requests.gpu_shared);
           !s.ok())
         return s;
-    } else {
-      defaultDemand(type, requests.of(type), out.per_device[i], out.count[i]);
+    } else if (Status s = defaultDemand(node, type, requests.of(type), hintOf(options, type),
+                                        out.per_device[i], out.count[i]);
+               !s.ok()) {
+      return s;
     }
-    if (type == DeviceType::kRDMA && options.rdma_vf) {
+    if (wantsVF(hintOf(options, type))) {
       const auto& devices = node.devices(type);
       if (std::none_of(devices.begin(), devices.end(),
                        [](const DeviceState& d) { return !d.info.vfs.empty(); }))
-        return Status::unresolvable("Insufficient rdma VirtualFunctions");
+        return Status::unresolvable(
+            fmt::format("Insufficient {} VirtualFunctions", deviceTypeName(type)));
     }
     out.types |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(type));
   }
@@ -229,11 +338,169 @@ Status deviceDemand(const NodeDeviceState& node, const PodDeviceRequests& reques
 
 Status checkDevices(const NodeDeviceState& node, const PodDeviceRequests& requests,
                     const AllocateOptions& options) {
+  if (options.hints != nullptr && !options.hints->joint_types.empty()) {
+    apis::DeviceAllocations placed;
+    return allocateDevices(node, requests, options, placed);
+  }
   DeviceDemand demand;
   if (Status s = deviceDemand(node, requests, options, demand); !s.ok())
     return s;
   return checkDemand(node, demand, options);
 }
+
+namespace {
+
+// Chooses between min_count and max_count devices of `type` within `scope` into `given`
+// (appended): reserved devices first, then those on `preferred_switches`, then on preferred NUMA
+// nodes, then by score, then by minor.
+Status pickDevices(const NodeDeviceState& node, DeviceType type, const DeviceResources& request,
+                   std::int64_t min_count, std::int64_t max_count, const AllocateOptions& options,
+                   const Scope& scope, std::span<const SwitchId> preferred_switches,
+                   std::vector<apis::DeviceAllocation>& given) {
+  struct Candidate {
+    const DeviceState* device;
+    bool reserved;
+    bool on_preferred_switch;
+    bool preferred;
+    std::int64_t score;
+  };
+  std::vector<Candidate> candidates;
+  DeviceResources free;
+  for (const DeviceState& d : node.devices(type)) {
+    if (!scope.holds(d) || !fits(node, d, type, request, options, free))
+      continue;
+    const bool preferred =
+        d.info.numa_node >= 0 && ((options.preferred_numa_nodes >> d.info.numa_node) & 1u) != 0;
+    const bool reserved = std::any_of(
+        options.preferred_devices.begin(), options.preferred_devices.end(),
+        [&](const ReleasedDevice& r) { return r.type == type && r.minor == d.info.minor; });
+    const std::int64_t score =
+        options.scorer ? options.scorer->scoreDevice(request, d.info.total, free) : 0;
+    candidates.push_back({&d, reserved, onSwitches(d, preferred_switches), preferred, score});
+  }
+  if (static_cast<std::int64_t>(candidates.size()) < min_count)
+    return insufficient(type);
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.reserved != b.reserved)
+      return a.reserved;
+    if (a.on_preferred_switch != b.on_preferred_switch)
+      return a.on_preferred_switch;
+    if (a.preferred != b.preferred)
+      return a.preferred;
+    if (a.score != b.score)
+      return a.score > b.score;
+    return a.device->info.minor < b.device->info.minor;
+  });
+  const DeviceTypeHint* hint = hintOf(options, type);
+  const kube::ResourceList resources = request.toList();
+  const auto n = std::min(static_cast<std::int64_t>(candidates.size()), max_count);
+  for (std::int64_t k = 0; k < n; ++k) {
+    const DeviceState& d = *candidates[static_cast<std::size_t>(k)].device;
+    apis::DeviceAllocation a{.minor = d.info.minor, .resources = resources, .vfs = {}};
+    if (wantsVF(hint)) {
+      // fits() admitted the device only with a free VF of a matching group.
+      const DeviceVF vf = *freeVF(d, *hint);
+      a.vfs.push_back(apis::VirtualFunction{.minor = vf.minor, .bus_id = vf.bus_id});
+    }
+    given.push_back(std::move(a));
+  }
+  return Status::success();
+}
+
+// The switches of the devices given, each once, in the order first met.
+std::vector<SwitchId> switchesOf(const NodeDeviceState& node, DeviceType type,
+                                 const std::vector<apis::DeviceAllocation>& given) {
+  std::vector<SwitchId> out;
+  for (const apis::DeviceAllocation& a : given) {
+    const DeviceState* d = node.device(type, a.minor);
+    const auto id = d != nullptr ? SwitchId::of(*d) : std::nullopt;
+    if (id && std::find(out.begin(), out.end(), *id) == out.end())
+      out.push_back(*id);
+  }
+  return out;
+}
+
+enum class JointResult { kPlaced, kNoFit, kViolation };
+
+// One joint placement within `scope` (Koordinator's jointAllocate, then
+// validateJointAllocation under SamePCIe).
+JointResult placeJointly(const NodeDeviceState& node, const DeviceDemand& demand,
+                         const AllocateOptions& options, const Scope& scope,
+                         apis::DeviceAllocations& out) {
+  const PodDeviceHints& hints = *options.hints;
+  const DeviceType primary = hints.joint_types.front();
+  apis::DeviceAllocations placed;
+  std::vector<apis::DeviceAllocation>& primary_given = placed[std::string(deviceTypeName(primary))];
+  const std::int64_t count = demand.countOf(primary);
+  if (!pickDevices(node, primary, demand.of(primary), count, count, options, scope, {},
+                   primary_given)
+           .ok())
+    return JointResult::kNoFit;
+  std::vector<SwitchId> switches = switchesOf(node, primary, primary_given);
+  std::sort(switches.begin(), switches.end(), [](const SwitchId& a, const SwitchId& b) {
+    return std::tie(a.socket, a.pcie_id) < std::tie(b.socket, b.pcie_id);
+  });
+  const auto n_switches = static_cast<std::int64_t>(switches.size());
+  for (std::size_t i = 1; i < hints.joint_types.size(); ++i) {
+    const DeviceType type = hints.joint_types[i];
+    const std::int64_t min_count =
+        hints.joint_same_pcie ? std::max(demand.countOf(type), n_switches) : demand.countOf(type);
+    std::vector<apis::DeviceAllocation>& given = placed[std::string(deviceTypeName(type))];
+    if (!pickDevices(node, type, demand.of(type), min_count, std::max(min_count, n_switches),
+                     options, scope, switches, given)
+             .ok())
+      return JointResult::kNoFit;
+    if (hints.joint_same_pcie) {
+      std::vector<SwitchId> theirs = switchesOf(node, type, given);
+      std::sort(theirs.begin(), theirs.end(), [](const SwitchId& a, const SwitchId& b) {
+        return std::tie(a.socket, a.pcie_id) < std::tie(b.socket, b.pcie_id);
+      });
+      if (theirs != switches)
+        return JointResult::kViolation;
+    }
+  }
+  out = std::move(placed);
+  return JointResult::kPlaced;
+}
+
+// Koordinator v1.5's allocateByTopology: within one switch of the primary's devices, else one
+// NUMA node, else anywhere.
+Status placeJointTypes(const NodeDeviceState& node, const DeviceDemand& demand,
+                       const AllocateOptions& options, apis::DeviceAllocations& out) {
+  const DeviceType primary = options.hints->joint_types.front();
+  std::vector<Scope> scopes;
+  std::vector<std::int32_t> numa_nodes;
+  for (const DeviceState& d : node.devices(primary)) {
+    const auto id = SwitchId::of(d);
+    if (id &&
+        std::none_of(scopes.begin(), scopes.end(), [&](const Scope& s) { return s.pcie == id; }))
+      scopes.push_back(Scope{.pcie = id, .numa_node = -1});
+    if (d.info.numa_node >= 0 &&
+        std::find(numa_nodes.begin(), numa_nodes.end(), d.info.numa_node) == numa_nodes.end())
+      numa_nodes.push_back(d.info.numa_node);
+  }
+  std::sort(numa_nodes.begin(), numa_nodes.end());
+  for (std::int32_t numa : numa_nodes)
+    scopes.push_back(Scope{.pcie = std::nullopt, .numa_node = numa});
+  scopes.push_back(Scope{});
+  bool violated = false;
+  for (const Scope& scope : scopes) {
+    switch (placeJointly(node, demand, options, scope, out)) {
+      case JointResult::kPlaced:
+        return Status::success();
+      case JointResult::kViolation:
+        violated = true;
+        break;
+      case JointResult::kNoFit:
+        break;
+    }
+  }
+  out.clear();
+  return Status::unschedulable(violated ? "node(s) Device Joint-Allocate rules violation"
+                                        : "node(s) Joint-Allocate rules not met");
+}
+
+}  // namespace
 
 Status allocateDevices(const NodeDeviceState& node, const PodDeviceRequests& requests,
                        const AllocateOptions& options, apis::DeviceAllocations& out) {
@@ -241,57 +508,26 @@ Status allocateDevices(const NodeDeviceState& node, const PodDeviceRequests& req
   DeviceDemand demand;
   if (Status s = deviceDemand(node, requests, options, demand); !s.ok())
     return s;
-
-  struct Candidate {
-    const DeviceState* device;
-    bool reserved;
-    bool preferred;
-    std::int64_t score;
-  };
-  std::vector<Candidate> candidates;
+  std::uint8_t placed_types = 0;
+  if (options.hints != nullptr && !options.hints->joint_types.empty()) {
+    Status joint = placeJointTypes(node, demand, options, out);
+    if (joint.ok()) {
+      for (DeviceType type : options.hints->joint_types)
+        placed_types |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(type));
+    } else if (options.hints->joint_same_pcie) {
+      return joint;
+    }
+  }
   for (DeviceType type : kDeviceTypes) {
-    if (!demand.has(type))
+    if (!demand.has(type) || ((placed_types >> static_cast<unsigned>(type)) & 1u) != 0)
       continue;
-    const DeviceResources& request = demand.of(type);
     const std::int64_t count = demand.countOf(type);
-    candidates.clear();
-    DeviceResources free;
-    for (const DeviceState& d : node.devices(type)) {
-      if (!fits(d, type, request, options, free))
-        continue;
-      const bool preferred =
-          d.info.numa_node >= 0 && ((options.preferred_numa_nodes >> d.info.numa_node) & 1u) != 0;
-      const bool reserved = std::any_of(
-          options.preferred_devices.begin(), options.preferred_devices.end(),
-          [&](const ReleasedDevice& r) { return r.type == type && r.minor == d.info.minor; });
-      const std::int64_t score =
-          options.scorer ? options.scorer->scoreDevice(request, d.info.total, free) : 0;
-      candidates.push_back({&d, reserved, preferred, score});
-    }
-    if (static_cast<std::int64_t>(candidates.size()) < count) {
-      out.clear();
-      return insufficient(type);
-    }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.reserved != b.reserved)
-        return a.reserved;
-      if (a.preferred != b.preferred)
-        return a.preferred;
-      if (a.score != b.score)
-        return a.score > b.score;
-      return a.device->info.minor < b.device->info.minor;
-    });
     std::vector<apis::DeviceAllocation>& given = out[std::string(deviceTypeName(type))];
-    const kube::ResourceList resources = request.toList();
-    for (std::int64_t k = 0; k < count; ++k) {
-      const DeviceState& d = *candidates[static_cast<std::size_t>(k)].device;
-      apis::DeviceAllocation a{.minor = d.info.minor, .resources = resources, .vfs = {}};
-      if (type == DeviceType::kRDMA && options.rdma_vf) {
-        // fits() admitted the device only with a free VF.
-        const DeviceVF vf = *takeVF(d);
-        a.vfs.push_back(apis::VirtualFunction{.minor = vf.minor, .bus_id = vf.bus_id});
-      }
-      given.push_back(std::move(a));
+    if (Status s =
+            pickDevices(node, type, demand.of(type), count, count, options, Scope{}, {}, given);
+        !s.ok()) {
+      out.clear();
+      return s;
     }
   }
   return Status::success();

@@ -14,6 +14,7 @@
 #include "koord/apis/device_allocation.h"
 #include "plugins/deviceshare/device_resources.h"
 #include "plugins/deviceshare/node_device_state.h"
+#include "plugins/deviceshare/pod_device_hints.h"
 #include "plugins/deviceshare/pod_device_request.h"
 #include "plugins/deviceshare/scoring.h"
 
@@ -36,10 +37,11 @@ struct AllocateOptions {
   std::optional<std::uint64_t> numa_nodes = std::nullopt;
   /// Devices on these NUMA nodes are taken before the others (then by score, then by minor).
   std::uint64_t preferred_numa_nodes = 0;
-  /// Each RDMA device given comes with one of its free virtual functions, the lowest by bus id
-  /// (Koordinator: a device-allocate-hint with a vfSelector; the selector's labels are not read
-  /// here, every VF group qualifies).
-  bool rdma_vf = false;
+  /// The pod's device-allocate-hint and device-joint-allocate: which devices qualify (selector,
+  /// PCIe-level exclusivity), how many are wanted (allocateStrategy), whether each comes with a
+  /// virtual function (vfSelector: the free VF of a matching group lowest by bus id), and which
+  /// types are placed together. nullptr: none.
+  const PodDeviceHints* hints = nullptr;
   /// Held by pods being preempted, or kept for the pod by its reservation: free for this
   /// request.
   std::span<const ReleasedDevice> released = {};
@@ -68,23 +70,28 @@ struct DeviceDemand {
 /// The demand on this node. GPUs: gpu-memory is derived from gpu-memory-ratio by the node's card
 /// memory, or the ratio from gpu-memory (truncated to a whole percent); a ratio over 100 and a
 /// multiple of 100 asks for ratio/100 cards, each request divided among them. rdma and fpga
-/// likewise by their own amount. Unresolvable (Koordinator's words): "Insufficient <type>
-/// devices" when the node lists no device of the type, "no healthy GPU Devices" when no GPU
-/// offers anything, "Insufficient rdma VirtualFunctions" when VFs are wanted and no RDMA device
+/// likewise by their own amount; otherwise, by the type's hint, ApplyForAll wants every device
+/// of the type its selector matches, and RequestsAsCount reads the amount as a count of devices
+/// of 1 each (100 under exclusivePolicy DeviceLevel). Unresolvable (Koordinator's words):
+/// "Insufficient <type> devices" when the node lists no device of the type (or none an
+/// ApplyForAll selector matches), "no healthy GPU Devices" when no GPU offers anything,
+/// "Insufficient <type> VirtualFunctions" when a vfSelector wants VFs and no device of the type
 /// has one; and, where Koordinator would divide by zero, "gpu devices report no
 /// koordinator.sh/gpu-memory" for a gpu-memory request. Allocates nothing on success.
 Status deviceDemand(const NodeDeviceState& node, const PodDeviceRequests& requests,
                     const AllocateOptions& options, DeviceDemand& out);
 
 /// The GPU part of deviceDemand for a node whose cards have `card_memory` (nullopt: none offers
-/// anything): the request per card and how many cards.
+/// anything): the request per card and how many cards. With gpu.shared (`shared` > 0) the
+/// request is split over that many cards first (Koordinator v1.6's GPU handler).
 Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources& asked,
-                 DeviceResources& per_device, std::int64_t& count);
+                 DeviceResources& per_device, std::int64_t& count, std::int64_t shared = 0);
 
 /// Whether the request fits the node (Filter): the demand, then per type a look at the node's
 /// summary (free sums, largest free amounts) and a count of the devices that fit. Unschedulable
-/// "Insufficient <type> devices" for the first type (gpu, rdma, fpga) that does not fit.
-/// Allocates nothing unless it refuses.
+/// "Insufficient <type> devices" for the first type (gpu, rdma, fpga) that does not fit. A pod
+/// with joint types is placed in full (allocateDevices), its refusals being that function's.
+/// Allocates nothing.
 Status checkDevices(const NodeDeviceState& node, const PodDeviceRequests& requests,
                     const AllocateOptions& options);
 
@@ -92,6 +99,12 @@ Status checkDevices(const NodeDeviceState& node, const PodDeviceRequests& reques
 /// options.preferred_devices first, then those on preferred NUMA nodes, then by the scorer's device
 /// score (highest first: the fullest device under MostAllocated, the emptiest under
 /// LeastAllocated), then by minor. Refusals as checkDevices's; `out` is empty after one.
+/// Joint types (options.hints) go first, as Koordinator's v1.5 allocator places them: the
+/// primary's devices and the others' within one PCIe switch if any holds them, else within one
+/// NUMA node, else anywhere, the others on the primary's switches first (at least one device
+/// per switch under SamePCIe, and no other switch: "node(s) Device Joint-Allocate rules
+/// violation"; "node(s) Joint-Allocate rules not met" when nothing fits). Without SamePCIe a
+/// joint placement that fails falls back to placing each type alone.
 Status allocateDevices(const NodeDeviceState& node, const PodDeviceRequests& requests,
                        const AllocateOptions& options, apis::DeviceAllocations& out);
 

@@ -45,9 +45,9 @@ struct DeviceShareArgs : PluginArgs {
   std::string allocator;
   config::KoordScoringStrategy scoring_strategy = defaultDeviceScoring();
   bool disable_device_numa_topology_alignment = false;
-  /// Koordinator v1.8's koordinator.sh/gpu.shared filters (its chart sets them): accepted and
-  /// named at startup as having no effect, since koord reads no gpu.shared requests.
+  /// Koordinator v1.8: nodes whose GPU vendor and model are listed refuse pods sharing a GPU.
   std::vector<GpuShareUnsupportedModel> gpu_share_unsupported_models;
+  /// Koordinator v1.8's vNPU slice templates: accepted and named at startup as having no effect.
   std::optional<GpuSharedResourceTemplatesConfig> gpu_shared_resource_templates;
 };
 

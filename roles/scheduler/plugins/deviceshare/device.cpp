@@ -33,9 +33,12 @@ NodeDevices readNodeDevices(const apis::Device& device) {
       info.pcie_id = d.topology->pcie_id;
       info.bus_id = d.topology->bus_id;
     }
+    info.labels = d.labels;
     for (const apis::DeviceVFGroup& group : d.vf_groups) {
+      const auto index = static_cast<std::uint32_t>(info.vf_group_labels.size());
+      info.vf_group_labels.push_back(group.labels);
       for (const apis::DeviceVirtualFunction& vf : group.vfs)
-        info.vfs.push_back(DeviceVF{.minor = vf.minor, .bus_id = vf.bus_id});
+        info.vfs.push_back(DeviceVF{.minor = vf.minor, .bus_id = vf.bus_id, .group = index});
     }
     std::sort(info.vfs.begin(), info.vfs.end(),
               [](const DeviceVF& a, const DeviceVF& b) { return a.bus_id < b.bus_id; });

@@ -21,6 +21,8 @@ inline constexpr std::string_view kDeviceSource = "devices.scheduling.koordinato
 struct DeviceVF {
   std::int32_t minor = 0;
   std::string bus_id;
+  /// The VF group it came from (an index into NodeDeviceInfo::vf_group_labels).
+  std::uint32_t group = 0;
 
   friend bool operator==(const DeviceVF&, const DeviceVF&) = default;
 };
@@ -36,7 +38,11 @@ struct NodeDeviceInfo {
   std::int32_t socket = -1;
   std::string pcie_id;
   std::string bus_id;
+  /// The device's labels, for a device-allocate-hint's selector.
+  kube::Labels labels;
   std::vector<DeviceVF> vfs;
+  /// Each VF group's labels, for a device-allocate-hint's vfSelector.
+  std::vector<kube::Labels> vf_group_labels;
 
   friend bool operator==(const NodeDeviceInfo&, const NodeDeviceInfo&) = default;
 };

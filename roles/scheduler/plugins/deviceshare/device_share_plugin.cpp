@@ -10,6 +10,7 @@
 #include "framework/pod_changes.h"
 #include "framework/reservation_nomination.h"
 #include "koord/apis/device_allocation.h"
+#include "koord/apis/xpu_device_info.h"
 #include "koord/core/log.h"
 #include "koord/core/metrics.h"
 #include "plugins/deviceshare/pod_device_request.h"
@@ -26,8 +27,13 @@ const StateKey kStateKey("DeviceShare");
 // gave (so that Unreserve takes back exactly that).
 struct DeviceShareState final : StateData {
   PodDeviceRequests requests;
-  /// GPUs and nothing else: Filter and Score read the nodes' GpuFastView.
+  /// The pod's device-allocate-hint and device-joint-allocate.
+  std::optional<PodDeviceHints> hints;
+  /// GPUs and nothing else, without hints or gpu.shared: Filter and Score read the nodes'
+  /// GpuFastView.
   bool gpu_only = false;
+  /// The pod shares a GPU (PodDeviceRequests::sharesGpu): refused on unsupported models.
+  bool shares_gpu = false;
   GpuDemandMemo gpu_demand;
   /// The Reservation plugin matched reservations for the pod (its BeforePreFilter runs before
   /// PreFilter): only then do Filter and Score look them up per node.
@@ -77,16 +83,10 @@ DeviceSharePlugin::DeviceSharePlugin(std::shared_ptr<const DeviceShareArgs> args
         "allocator, as Koordinator has",
         args_->allocator);
   }
-  if (!args_->gpu_share_unsupported_models.empty()) {
-    KOORD_LOG_WARNING(
-        "deviceshare: DeviceShareArgs gpuShareUnsupportedModels ({} models) has no effect: koord's "
-        "DeviceShare reads no koordinator.sh/gpu.shared requests",
-        args_->gpu_share_unsupported_models.size());
-  }
   if (args_->gpu_shared_resource_templates) {
     KOORD_LOG_WARNING(
         "deviceshare: DeviceShareArgs gpuSharedResourceTemplatesConfig has no effect: koord's "
-        "DeviceShare reads no koordinator.sh/gpu.shared requests");
+        "DeviceShare matches gpu.shared requests to no templates (Huawei vNPU slices)");
   }
   if (metrics::Registry* r = handle_.metricsRegistry()) {
     allocated_metric_ =
@@ -278,6 +278,21 @@ void DeviceSharePlugin::unpublish(NodeDeviceEntry& entry) const {
 
 // ---- extension points ----
 
+Status DeviceSharePlugin::refuseUnsupportedModel(const kube::Labels& node_labels) const {
+  const auto label = [&](std::string_view key) -> std::string_view {
+    auto it = node_labels.find(key);
+    return it == node_labels.end() ? std::string_view() : std::string_view(it->second);
+  };
+  const std::string_view vendor = label(apis::kLabelGPUVendor);
+  const std::string_view model = label(apis::kLabelGPUModel);
+  for (const GpuShareUnsupportedModel& m : args_->gpu_share_unsupported_models) {
+    if (m.vendor == vendor && m.model == model)
+      return Status::unresolvable(
+          fmt::format("model \"{}\" of vendor \"{}\" does not support GPU Share", model, vendor));
+  }
+  return Status::success();
+}
+
 AllocateOptions DeviceSharePlugin::optionsFor(const CycleState& state, std::string_view node,
                                               bool numa_from_store) const {
   AllocateOptions options;
@@ -285,6 +300,8 @@ AllocateOptions DeviceSharePlugin::optionsFor(const CycleState& state, std::stri
   if (const auto* s = state.read<DeviceShareState>(kStateKey)) {
     if (auto it = s->released.find(node); it != s->released.end())
       options.released = it->second;
+    if (s->hints)
+      options.hints = &*s->hints;
   }
   if (numa_from_store) {
     if (const NUMAAffinityStore* store = numaAffinityStore(state)) {
@@ -304,10 +321,16 @@ Status DeviceSharePlugin::preFilter(CycleState& state, const PodInfo& pod) {
     return Status::unresolvable(requests.error().message);
   if (requests->empty())
     return Status::skip();
+  auto hints = podDeviceHints(pod.annotations, *requests);
+  if (!hints)
+    return Status::unresolvable(hints.error().message);
   initNUMAAffinityStore(state);
   auto s = std::make_unique<DeviceShareState>();
   s->requests = *requests;
-  s->gpu_only = requests->types == (1u << static_cast<unsigned>(DeviceType::kGPU));
+  s->hints = std::move(*hints);
+  s->gpu_only = requests->types == (1u << static_cast<unsigned>(DeviceType::kGPU)) && !s->hints &&
+                requests->gpu_shared == 0;
+  s->shares_gpu = requests->sharesGpu();
   s->reservation_matches = reservationMatches(state) != nullptr;
   state.write(kStateKey, std::move(s));
   return Status::success();
@@ -349,6 +372,10 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   const auto* s = state.read<DeviceShareState>(kStateKey);
   if (s == nullptr)
     return Status::success();
+  if (s->shares_gpu && !args_->gpu_share_unsupported_models.empty() && node.node != nullptr) {
+    if (Status refused = refuseUnsupportedModel(node.node->labels); !refused.ok())
+      return refused;
+  }
   // A node where the pod matched reservations needs their devices, which the view does not keep.
   const ReservationMatches* matches = s->reservation_matches ? reservationMatches(state) : nullptr;
   const ReservationMatches::List* matched = matches != nullptr ? matches->find(node) : nullptr;

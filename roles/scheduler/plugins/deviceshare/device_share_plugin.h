@@ -105,6 +105,9 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   void onDeviceDelete(const apis::Device& device);
 
  private:
+  /// Unresolvable where the node's gpu-vendor and gpu-model labels name a model of
+  /// gpuShareUnsupportedModels.
+  Status refuseUnsupportedModel(const kube::Labels& node_labels) const;
   AllocateOptions optionsFor(const CycleState& state, std::string_view node,
                              bool numa_from_store) const;
   void countPod(const PodInfo& pod, const apis::DeviceAllocations& allocations);

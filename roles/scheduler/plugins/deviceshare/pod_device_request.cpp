@@ -23,7 +23,9 @@ enum Flag : unsigned {
   kGPUMemoryRatio = 1u << 5,
   kFPGA = 1u << 6,
   kRDMA = 1u << 7,
+  kGPUShared = 1u << 8,
 };
+constexpr std::size_t kFlagCount = 9;
 
 struct Name {
   std::string_view name;
@@ -41,6 +43,7 @@ constexpr Name kGPUNames[] = {
     {apis::kResourceGPUCore, kGPUCore, true, "kubernetes.io/gpu-core"},
     {apis::kResourceGPUMemory, kGPUMemory, false, "kubernetes.io/gpu-memory"},
     {apis::kResourceGPUMemoryRatio, kGPUMemoryRatio, true, "kubernetes.io/gpu-memory-ratio"},
+    {apis::kResourceGPUShared, kGPUShared, false},
     {apis::kResourceNvidiaGPU, kNvidiaGPU, false},
 };
 constexpr Name kRDMANames[] = {{apis::kResourceRDMA, kRDMA, true, "kubernetes.io/rdma"}};
@@ -67,12 +70,30 @@ bool validCombination(unsigned c) {
     case kGPUMemoryRatio:
     case kGPUCore | kGPUMemory:
     case kGPUCore | kGPUMemoryRatio:
+    case kGPUShared | kGPUMemory:
+    case kGPUShared | kGPUMemoryRatio:
+    case kGPUShared | kGPUCore | kGPUMemory:
+    case kGPUShared | kGPUCore | kGPUMemoryRatio:
     case kFPGA:
     case kRDMA:
       return true;
     default:
       return false;
   }
+}
+
+// Koordinator's ValidDeviceResourceCombinationsGPUShared: gpu-core and gpu-memory-ratio split
+// evenly over the shared cards, at most a whole card each.
+bool validGPUShared(unsigned combination, const std::array<std::int64_t, kFlagCount>& by_flag) {
+  const auto amount = [&](unsigned flag) {
+    return by_flag[static_cast<std::size_t>(__builtin_ctz(flag))];
+  };
+  const std::int64_t shared = amount(kGPUShared);
+  for (unsigned flag : {kGPUCore, kGPUMemoryRatio}) {
+    if ((combination & flag) != 0 && (amount(flag) % shared != 0 || amount(flag) / shared > 100))
+      return false;
+  }
+  return true;
 }
 
 std::int64_t timesHundred(std::int64_t v) {
@@ -87,7 +108,7 @@ std::int64_t amountOf(const Resource& requests, const Name& n) {
   return v != 0 || n.deprecated.empty() ? v : requests.scalarValue(n.deprecated);
 }
 
-DeviceResources convert(unsigned combination, const std::array<std::int64_t, 8>& by_flag) {
+DeviceResources convert(unsigned combination, const std::array<std::int64_t, kFlagCount>& by_flag) {
   auto amount = [&](unsigned flag) {
     return by_flag[static_cast<std::size_t>(__builtin_ctz(flag))];
   };
@@ -124,19 +145,36 @@ DeviceResources convert(unsigned combination, const std::array<std::int64_t, 8>&
 
 }  // namespace
 
+bool PodDeviceRequests::sharesGpu() const {
+  if (!has(DeviceType::kGPU))
+    return false;
+  const DeviceResources& gpu = of(DeviceType::kGPU);
+  if (gpu_shared > 0 || gpu.has(DeviceResource::kGPUMemory))
+    return true;
+  const std::int64_t ratio = gpu.get(DeviceResource::kGPUMemoryRatio);
+  const std::int64_t cards = ratio > 100 && ratio % 100 == 0 ? ratio / 100 : 1;
+  return gpu.has(DeviceResource::kGPUMemoryRatio) && ratio / cards < 100;
+}
+
 kube::Expected<PodDeviceRequests> podDeviceRequests(const Resource& pod_requests) {
   PodDeviceRequests out;
   if (pod_requests.scalar.empty())
     return out;
   for (DeviceType type : kDeviceTypes) {
     unsigned combination = 0;
-    std::array<std::int64_t, 8> by_flag{};
+    std::array<std::int64_t, kFlagCount> by_flag{};
     std::string names;  // for the combination error, sorted
+    // Shared cards take their split of gpu-core and gpu-memory-ratio (validGPUShared bounds
+    // it): those are no whole-card percentages then, as in Koordinator v1.6.
+    const bool shared =
+        type == DeviceType::kGPU && pod_requests.scalarValue(apis::kResourceGPUShared) > 0;
     for (const Name& n : namesOf(type)) {
       const std::int64_t v = amountOf(pod_requests, n);
       if (v == 0)
         continue;
-      if (v < 0 || (n.percentage && v > 100 && v % 100 != 0)) {
+      const bool percentage =
+          n.percentage && !(shared && (n.flag == kGPUCore || n.flag == kGPUMemoryRatio));
+      if (v < 0 || (percentage && v > 100 && v % 100 != 0)) {
         return kube::makeKubeError(fmt::format("invalid resource unit {}: {}", n.name,
                                                kube::Quantity::fromInt(v).toString()));
       }
@@ -148,9 +186,12 @@ kube::Expected<PodDeviceRequests> podDeviceRequests(const Resource& pod_requests
     }
     if (combination == 0)
       continue;
-    if (!validCombination(combination))
+    if (!validCombination(combination) ||
+        ((combination & kGPUShared) != 0 && !validGPUShared(combination, by_flag)))
       return kube::makeKubeError(fmt::format("invalid resource device requests: [{}]", names));
     out.by_type[static_cast<std::size_t>(type)] = convert(combination, by_flag);
+    if ((combination & kGPUShared) != 0)
+      out.gpu_shared = by_flag[static_cast<std::size_t>(__builtin_ctz(kGPUShared))];
     out.types |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(type));
   }
   return out;

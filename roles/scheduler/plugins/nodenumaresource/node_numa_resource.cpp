@@ -139,6 +139,13 @@ Resource resourceOf(const NumaResources& r) {
 
 // `ratio`: the node's cpu amplification; a bound pod's cpu weighs amplified in NUMA placement
 // (its whole CPUs are worth that much of the amplified zones).
+// The reservations the pod matched on the node; nullptr when none (or PreFilter saw none).
+const ReservationMatches::List* matchedOn(const CycleState& state, const PodState& s,
+                                          const NodeInfo& node) {
+  const ReservationMatches* matches = s.reservation_matches ? reservationMatches(state) : nullptr;
+  return matches != nullptr ? matches->find(node) : nullptr;
+}
+
 AllocateRequest requestOf(const PodState& s, const NodePlan& plan, const NUMATopologyHint& hint,
                           double ratio) {
   AllocateRequest r;
@@ -195,14 +202,14 @@ Resource amplifiedRequested(const NodeTopologyState& ns, const NodeInfo& node) {
 }
 
 // Koordinator's allocateWithNominated for cpusets: a pod the Reservation plugin put into a
-// reservation holding CPUs takes them first; a Restricted reservation, or a pod that must go
-// into one, is refused where they do not serve, any other pod falls back to the node's CPUs.
-// NUMA-aligned pods place as on a node without reservations (their NUMA room is not restored).
+// reservation holding CPUs takes them first (a NUMA-aligned one with their NUMA room back, the
+// hint having been chosen with it); a Restricted reservation, or a pod that must go into one,
+// is refused where they do not serve, any other pod falls back to the node's CPUs.
 Expected<PodAllocation> allocateFromNominated(const NodeNumaView& view,
                                               const AllocateRequest& request, const NodePlan& plan,
                                               const ReservationMatches::List& nominated,
                                               const NodeAllocation& allocation, bool required) {
-  if (!nominated.empty() && plan.request_cpu_bind && plan.policy == NumaTopologyPolicy::kNone) {
+  if (!nominated.empty() && (plan.request_cpu_bind || plan.policy != NumaTopologyPolicy::kNone)) {
     const auto reserved = reservedCpusOf(nominated, allocation);
     if (!reserved.empty()) {
       auto a = allocateInReservation(view, request, reserved.front());
@@ -481,14 +488,20 @@ NUMAProviderHints NodeNUMAResource::podTopologyHints(const CycleState& state, co
   if (s == nullptr || s->skip || s->filter_skipped)
     return {};
   const Node& n = *node.node;
+  const ReservationMatches::List* matched = matchedOn(state, *s, node);
   return cache_.read(node.nodeSlot(), [&](const NodeTopologyState& ns) -> NUMAProviderHints {
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan || !ns.options)
       return {};
     const NodeNumaView view = viewOf(ns, n.labels, default_numa_strategy_);
+    AllocateRequest request = requestOf(*s, *plan, {}, ns.cpu_amplification_ratio);
+    // The hints of an owner pod count its first reservation's NUMA room as free, as Reserve will.
+    if (matched != nullptr) {
+      if (auto reserved = reservedCpusOf(*matched, ns.allocation); !reserved.empty())
+        reuseReservation(view, reserved.front(), request);
+    }
     // As Koordinator's topology manager: a provider that cannot answer has no preference.
-    auto hints = podNumaHints(view, requestOf(*s, *plan, {}, ns.cpu_amplification_ratio),
-                              &numa_scorer_, plan->policy);
+    auto hints = podNumaHints(view, request, &numa_scorer_, plan->policy);
     if (!hints)
       return {};
     return std::move(*hints);
@@ -501,12 +514,21 @@ Status NodeNUMAResource::allocate(const CycleState& state, const NUMATopologyHin
   if (s == nullptr || s->skip || s->filter_skipped)
     return Status::success();
   const Node& n = *node.node;
+  const ReservationMatches::List* matched = matchedOn(state, *s, node);
   return cache_.read(node.nodeSlot(), [&](const NodeTopologyState& ns) {
     auto plan = planOn(*s, n.labels, ns.options.get());
     if (!plan)
       return Status::unresolvable(plan.error().message);
     const NodeNumaView view = viewOf(ns, n.labels, default_numa_strategy_);
-    auto allocation = allocatePod(view, requestOf(*s, *plan, affinity, ns.cpu_amplification_ratio));
+    const AllocateRequest request = requestOf(*s, *plan, affinity, ns.cpu_amplification_ratio);
+    if (matched != nullptr) {
+      if (auto reserved = reservedCpusOf(*matched, ns.allocation); !reserved.empty()) {
+        auto a = allocateInReservation(view, request, reserved.front());
+        if (a || reserved.front().restricted)
+          return a ? Status::success() : Status::unschedulable(a.error().message);
+      }
+    }
+    auto allocation = allocatePod(view, request);
     if (!allocation)
       return Status::unschedulable(allocation.error().message);
     return Status::success();

@@ -1,5 +1,6 @@
 #include "plugins/nodenumaresource/reservation_cpus.h"
 
+#include <cstdint>
 #include <string>
 
 #include "koord/apis/reservation.h"
@@ -28,9 +29,24 @@ std::vector<ReservedCpus> reservedCpusOf(const ReservationMatches::List& matched
   return out;
 }
 
+void reuseReservation(const NodeNumaView& node, const ReservedCpus& reserved,
+                      AllocateRequest& request) {
+  request.preferred_cpus = reserved.remained;
+  request.reusable.clear();
+  for (int numa : node.topology.numaNodeIds()) {
+    const int cpus = reserved.remained.intersectionSize(node.topology.cpusInNode(numa));
+    if (cpus == 0)
+      continue;
+    NumaNodeResources room{.node = numa, .resources = {}};
+    room.resources.set(NumaResource::kCpu,
+                       amplify(std::int64_t{cpus} * 1000, node.cpu_amplification_ratio));
+    request.reusable.push_back(std::move(room));
+  }
+}
+
 Expected<PodAllocation> allocateInReservation(const NodeNumaView& node, AllocateRequest request,
                                               const ReservedCpus& reserved) {
-  request.preferred_cpus = reserved.remained;
+  reuseReservation(node, reserved, request);
   if (!reserved.restricted)
     return allocatePod(node, request);
   if (request.request_cpu_bind && request.num_cpus_needed > reserved.remained.size())

@@ -27,8 +27,16 @@ struct ReservedCpus {
 std::vector<ReservedCpus> reservedCpusOf(const ReservationMatches::List& matched,
                                          const NodeAllocation& allocation);
 
-/// allocatePod with the reservation's remaining CPUs taken first (they count one hold fewer);
-/// a Restricted reservation refuses a pod needing more than remain and binds it within them.
+/// The request of an owner pod of `reserved` (Koordinator v1.5's getResourceOptions): its
+/// remaining CPUs are preferred, and on each NUMA node their cpu (amplified by the node's
+/// ratio) is room the pod may take back, so a NUMA-aligned owner sees the reservation's NUMA
+/// room as its own.
+void reuseReservation(const NodeNumaView& node, const ReservedCpus& reserved,
+                      AllocateRequest& request);
+
+/// allocatePod with the reservation's remaining CPUs taken first (they count one hold fewer)
+/// and their NUMA room reusable; a Restricted reservation refuses a pod needing more than
+/// remain and binds it within them.
 Expected<PodAllocation> allocateInReservation(const NodeNumaView& node, AllocateRequest request,
                                               const ReservedCpus& reserved);
 

@@ -384,7 +384,9 @@ TEST_CASE("allocate: RDMA", "[scheduler][deviceshare]") {
   }
   SECTION("with a virtual function each, lowest bus id first") {
     NodeDeviceState node = nodeWith({rdmaJson(1, 0, 2)});
-    const AllocateOptions vf{.rdma_vf = true};
+    const PodDeviceHints hints =
+        hintsOf(std::string(kAnyRdmaVF), "", requestOf({{"koordinator.sh/rdma", "1"}}));
+    const AllocateOptions vf{.hints = &hints};
     apis::DeviceAllocations got;
     REQUIRE(allocateDevices(node, requestOf({{"koordinator.sh/rdma", "1"}}), vf, got).ok());
     CHECK(apis::formatDeviceAllocations(got) ==
@@ -404,8 +406,10 @@ TEST_CASE("allocate: RDMA", "[scheduler][deviceshare]") {
   }
   SECTION("VFs wanted where no NIC has any") {
     NodeDeviceState node = nodeWith({rdmaJson(1, 0)});
+    const PodDeviceHints hints =
+        hintsOf(std::string(kAnyRdmaVF), "", requestOf({{"koordinator.sh/rdma", "1"}}));
     const Status status =
-        checkDevices(node, requestOf({{"koordinator.sh/rdma", "1"}}), {.rdma_vf = true});
+        checkDevices(node, requestOf({{"koordinator.sh/rdma", "1"}}), {.hints = &hints});
     CHECK(status.code() == Code::kUnschedulableAndUnresolvable);
     CHECK(status.message() == "Insufficient rdma VirtualFunctions");
   }
@@ -446,4 +450,30 @@ TEST_CASE("allocate: what preempted pods hold counts as free", "[scheduler][devi
   apis::DeviceAllocations got;
   CHECK(allocateDevices(node, whole, {.released = released}, got).ok());
   CHECK(minorsOf(got, "gpu") == std::vector<int>{0});
+}
+
+TEST_CASE("allocate: gpu.shared splits the request over that many cards",
+          "[scheduler][deviceshare]") {
+  NodeDeviceState node = gpus(3, "16Gi");
+  apis::DeviceAllocations got;
+  const PodDeviceRequests shared =
+      requestOf({{"koordinator.sh/gpu.shared", "2"}, {"koordinator.sh/gpu-memory-ratio", "100"}});
+  REQUIRE(allocateDevices(node, shared, {}, got).ok());
+  CHECK(apis::formatDeviceAllocations(got) ==
+        R"({"gpu":[{"minor":0,"resources":{"koordinator.sh/gpu-memory":"8Gi",)"
+        R"("koordinator.sh/gpu-memory-ratio":"50"}},)"
+        R"({"minor":1,"resources":{"koordinator.sh/gpu-memory":"8Gi",)"
+        R"("koordinator.sh/gpu-memory-ratio":"50"}}]})");
+  REQUIRE(node.addPod("ns/a", got));
+  // Three shares of a card each at most 50 free on two cards and 100 on the third: no three cards
+  // hold 60 each.
+  const PodDeviceRequests three =
+      requestOf({{"koordinator.sh/gpu.shared", "3"}, {"koordinator.sh/gpu-memory-ratio", "180"}});
+  CHECK(allocateDevices(node, three, {}, got).message() == "Insufficient gpu devices");
+  CHECK(checkDevices(node, three, {}).message() == "Insufficient gpu devices");
+  const PodDeviceRequests gib =
+      requestOf({{"koordinator.sh/gpu.shared", "3"}, {"koordinator.sh/gpu-memory", "24Gi"}});
+  REQUIRE(allocateDevices(node, gib, {}, got).ok());
+  CHECK(minorsOf(got, "gpu") == std::vector<int>{0, 1, 2});
+  CHECK(got.at("gpu")[0].resources.at("koordinator.sh/gpu-memory-ratio").value() == 50);
 }

@@ -17,6 +17,7 @@
 #include "koord/kube/quantity.h"
 #include "plugins/deviceshare/device.h"
 #include "plugins/deviceshare/node_device_state.h"
+#include "plugins/deviceshare/pod_device_hints.h"
 #include "plugins/deviceshare/pod_device_request.h"
 
 namespace koord::roles::scheduler::deviceshare::testing {
@@ -104,5 +105,25 @@ inline PodDeviceRequests podRequests(
     FAIL("podDeviceRequests: " << r.error().message);
   return *r;
 }
+
+/// The hints of a pod carrying these annotations (device-allocate-hint, then
+/// device-joint-allocate; "" leaves one out) and asking for `requests`.
+inline PodDeviceHints hintsOf(const std::string& allocate_hint, const std::string& joint,
+                              const PodDeviceRequests& requests) {
+  kube::Labels annotations;
+  if (!allocate_hint.empty())
+    annotations.emplace("scheduling.koordinator.sh/device-allocate-hint", allocate_hint);
+  if (!joint.empty())
+    annotations.emplace("scheduling.koordinator.sh/device-joint-allocate", joint);
+  auto hints = podDeviceHints(annotations, requests);
+  if (!hints.has_value())
+    FAIL("podDeviceHints: " << hints.error().message);
+  if (!hints->has_value())
+    FAIL("podDeviceHints: no hints");
+  return **hints;
+}
+
+/// A hint asking each RDMA device to come with a VF of any group.
+inline constexpr std::string_view kAnyRdmaVF = R"({"rdma":{"vfSelector":{}}})";
 
 }  // namespace koord::roles::scheduler::deviceshare::testing

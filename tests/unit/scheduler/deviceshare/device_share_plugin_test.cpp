@@ -542,3 +542,60 @@ TEST_CASE("deviceshare plugin: a bound pod as the pod informer decodes it is cou
   auto c = run(f, podAsking("p", {{"koordinator.sh/gpu-memory-ratio", "10"}}));
   CHECK(c->filter.code() == Code::kUnschedulable);
 }
+
+TEST_CASE("deviceshare plugin: the pod's device hints reach Filter and Reserve",
+          "[scheduler][deviceshare][plugin]") {
+  Fixture f;
+  f.setDevice("node-a", {rdmaJson(1, 0, 2), rdmaJson(2, 1)});
+  f.build();
+  PodInfo pod = podAsking("p", {{"koordinator.sh/rdma", "1"}});
+  SECTION("a malformed hint is refused at PreFilter, naming the member") {
+    pod.annotations["scheduling.koordinator.sh/device-allocate-hint"] =
+        R"({"rdma":{"allocateStrategy":"Everything"}})";
+    auto c = run(f, pod);
+    CHECK(c->pre_filter.code() == Code::kUnschedulableAndUnresolvable);
+    CHECK(c->pre_filter.message() ==
+          "invalid DeviceAllocateHint annotation, err: rdma.allocateStrategy: \"Everything\" is "
+          "not one of \"ApplyForAll\", \"RequestsAsCount\"");
+    pod.annotations.clear();
+    pod.annotations["scheduling.koordinator.sh/device-joint-allocate"] = "[";
+    CHECK_THAT(run(f, pod)->pre_filter.message(),
+               Catch::StartsWith("invalid DeviceJointAllocate annotation, err: "));
+  }
+  SECTION("a vfSelector gives the NIC that has VFs, with one") {
+    pod.annotations["scheduling.koordinator.sh/device-allocate-hint"] =
+        R"({"rdma":{"vfSelector":{"matchLabels":{"type":"general"}}}})";
+    auto c = run(f, pod);
+    REQUIRE(c->reserve.ok());
+    REQUIRE(c->annotation().has_value());
+    CHECK(*c->annotation() == R"({"rdma":[{"minor":1,"resources":{"koordinator.sh/rdma":"1"},)"
+                              R"("extension":{"vfs":[{"busID":"0000:1f:00.0"}]}}]})");
+  }
+}
+
+TEST_CASE("deviceshare plugin: gpuShareUnsupportedModels refuses pods sharing such cards",
+          "[scheduler][deviceshare][plugin]") {
+  Fixture f({"ascend", "nvidia"});
+  auto labelled = [&](const std::string& name, const std::string& vendor,
+                      const std::string& model) {
+    auto n = std::make_shared<Node>(*f.handle.node(name).node);
+    n->labels["node.koordinator.sh/gpu-vendor"] = vendor;
+    n->labels["node.koordinator.sh/gpu-model"] = model;
+    return std::shared_ptr<const Node>(n);
+  };
+  f.handle.setSnapshot(testkit::snapshotOf({labelled("ascend", "huawei", "Ascend-310P3-300I-DUO"),
+                                            labelled("nvidia", "nvidia", "A100")}));
+  f.setDevice("ascend", plainGpus(2));
+  f.setDevice("nvidia", plainGpus(2));
+  DeviceShareArgs args;
+  args.gpu_share_unsupported_models = {{"huawei", "Ascend-310P3-300I-DUO"}};
+  f.build(args);
+  auto half = run(f, podAsking("half", {{"koordinator.sh/gpu-memory-ratio", "50"}}), "ascend");
+  CHECK(half->filter.code() == Code::kUnschedulableAndUnresolvable);
+  CHECK(half->filter.message() ==
+        "model \"Ascend-310P3-300I-DUO\" of vendor \"huawei\" does not support GPU Share");
+  CHECK(run(f, podAsking("half-2", {{"koordinator.sh/gpu-memory-ratio", "50"}}), "nvidia")
+            ->reserve.ok());
+  // A whole card is no share: the model serves it.
+  CHECK(run(f, podAsking("whole", {{"nvidia.com/gpu", "1"}}), "ascend")->reserve.ok());
+}

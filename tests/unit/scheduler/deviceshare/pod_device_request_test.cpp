@@ -77,11 +77,18 @@ TEST_CASE("pod device requests: normalised as Koordinator converts them",
        {{"koordinator.sh/fpga", "200"}},
        DeviceType::kFPGA,
        {{"koordinator.sh/fpga", "200"}}},
+      {"gpu.shared with gpu-memory-ratio (Koordinator v1.6)",
+       {{"koordinator.sh/gpu.shared", "2"}, {"koordinator.sh/gpu-memory-ratio", "100"}},
+       DeviceType::kGPU,
+       {{"koordinator.sh/gpu-memory-ratio", "100"}}},
+      {"gpu.shared with gpu-core and gpu-memory",
+       {{"koordinator.sh/gpu.shared", "2"},
+        {"koordinator.sh/gpu-core", "100"},
+        {"koordinator.sh/gpu-memory", "16Gi"}},
+       DeviceType::kGPU,
+       {{"koordinator.sh/gpu-core", "100"}, {"koordinator.sh/gpu-memory", "16Gi"}}},
       {"other resources are no device request",
-       {{"cpu", "4"},
-        {"memory", "8Gi"},
-        {"koordinator.sh/gpu.shared", "1"},
-        {"koordinator.sh/rdma", "100"}},
+       {{"cpu", "4"}, {"memory", "8Gi"}, {"koordinator.sh/rdma", "100"}},
        DeviceType::kRDMA,
        {{"koordinator.sh/rdma", "100"}}},
   };
@@ -95,8 +102,7 @@ TEST_CASE("pod device requests: normalised as Koordinator converts them",
 }
 
 TEST_CASE("pod device requests: none", "[scheduler][deviceshare]") {
-  for (const Entries& e : std::vector<Entries>{
-           {}, {{"cpu", "1"}}, {{"koordinator.sh/gpu.shared", "1"}}, {{"nvidia.com/gpu", "0"}}}) {
+  for (const Entries& e : std::vector<Entries>{{}, {{"cpu", "1"}}, {{"nvidia.com/gpu", "0"}}}) {
     auto got = podDeviceRequests(Resource::fromList(listOf(e)));
     REQUIRE(got.has_value());
     CHECK(got->empty());
@@ -140,6 +146,19 @@ TEST_CASE("pod device requests: validation errors in Koordinator's words",
       {{{"koordinator.sh/gpu-memory", "8Gi"}, {"koordinator.sh/gpu-memory-ratio", "50"}},
        "invalid resource device requests: [koordinator.sh/gpu-memory "
        "koordinator.sh/gpu-memory-ratio]"},
+      // gpu.shared needs memory; core and ratio split evenly, at most a card per share.
+      {{{"koordinator.sh/gpu.shared", "1"}},
+       "invalid resource device requests: [koordinator.sh/gpu.shared]"},
+      {{{"koordinator.sh/gpu.shared", "2"}, {"koordinator.sh/gpu-memory-ratio", "75"}},
+       "invalid resource device requests: [koordinator.sh/gpu-memory-ratio "
+       "koordinator.sh/gpu.shared]"},
+      {{{"koordinator.sh/gpu.shared", "2"},
+        {"koordinator.sh/gpu-core", "300"},
+        {"koordinator.sh/gpu-memory-ratio", "100"}},
+       "invalid resource device requests: [koordinator.sh/gpu-core "
+       "koordinator.sh/gpu-memory-ratio koordinator.sh/gpu.shared]"},
+      {{{"koordinator.sh/gpu.shared", "1"}, {"nvidia.com/gpu", "1"}},
+       "invalid resource device requests: [koordinator.sh/gpu.shared nvidia.com/gpu]"},
   };
   for (const Case& c : cases) {
     INFO(c.error);
@@ -166,4 +185,26 @@ TEST_CASE("pod device requests: the deprecated names are Koordinator's",
     CHECK_FALSE(got->empty());
   }
   CHECK(apis::deprecatedDeviceResourceReplacement("kubernetes.io/batch-cpu").empty());
+}
+
+TEST_CASE("pod device requests: gpu.shared and what counts as sharing a GPU",
+          "[scheduler][deviceshare]") {
+  auto shared = podDeviceRequests(Resource::fromList(
+      listOf({{"koordinator.sh/gpu.shared", "2"}, {"koordinator.sh/gpu-memory-ratio", "100"}})));
+  REQUIRE(shared.has_value());
+  CHECK(shared->gpu_shared == 2);
+  CHECK(shared->sharesGpu());
+  const std::vector<std::pair<Entries, bool>> cases = {
+      {{{"koordinator.sh/gpu-memory-ratio", "50"}}, true},
+      {{{"koordinator.sh/gpu-memory", "8Gi"}}, true},
+      {{{"koordinator.sh/gpu-memory-ratio", "200"}}, false},
+      {{{"nvidia.com/gpu", "1"}}, false},
+      {{{"koordinator.sh/rdma", "50"}}, false},
+  };
+  for (const auto& [entries, sharing] : cases) {
+    auto got = podDeviceRequests(Resource::fromList(listOf(entries)));
+    REQUIRE(got.has_value());
+    CHECK(got->gpu_shared == 0);
+    CHECK(got->sharesGpu() == sharing);
+  }
 }

@@ -82,8 +82,8 @@ struct Fixture {
   metrics::Registry registry;
   Scheduler scheduler{config(), inTreeRegistry(), api, registry};
 
-  Fixture() {
-    api.topologies.set("n1", testing::loopTopology("n1"));
+  explicit Fixture(const std::string& topology_policy = "") {
+    api.topologies.set("n1", testing::loopTopology("n1", topology_policy));
     scheduler.onNodeAdd(testing::loopNode("n1", 16000));
   }
   std::shared_ptr<PodInfo> lsrPod(const std::string& name, int cpus, const std::string& app) {
@@ -201,6 +201,27 @@ TEST_CASE("reservation numa loop: a restarted scheduler learns a reservation's C
     // The owners still hold theirs.
     CHECK(f.heldCpus() == (*stranger | *web1));
   }
+}
+
+TEST_CASE("reservation numa loop: a NUMA-aligned owner takes the reservation's NUMA room back",
+          "[scheduler][loop][nodenumaresource][reservation]") {
+  // A SingleNUMANode node (two NUMA nodes of 8 CPUs) where the reservation holds CPUs 0-5 and
+  // their room on NUMA node 0.
+  Fixture f("SingleNUMANodePodLevel");
+  f.addReservation(reservation(
+      6, R"({"cpuset":"0-5","numaNodeResources":[{"node":0,"resources":{"cpu":"6"}}]})"));
+  // A stranger takes the whole of NUMA node 1: node 0 has 2 CPUs of room left.
+  auto stranger = f.schedule(f.lsrPod("stranger", 8, "db"));
+  REQUIRE(stranger.has_value());
+  CHECK(*stranger == nnr::CpuSet{8, 9, 10, 11, 12, 13, 14, 15});
+  // Another stranger asking 4 fits no NUMA node.
+  CHECK_FALSE(f.schedule(f.lsrPod("stranger-2", 4, "db")).has_value());
+  // The owner asking 4 counts the reservation's room on node 0 as its own, and is bound within
+  // its CPUs.
+  auto web = f.schedule(f.lsrPod("web-1", 4, "web"));
+  REQUIRE(web.has_value());
+  CHECK(web->size() == 4);
+  CHECK(web->isSubsetOf(nnr::CpuSet{0, 1, 2, 3, 4, 5}));
 }
 
 }  // namespace koord::roles::scheduler

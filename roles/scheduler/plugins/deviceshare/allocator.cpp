@@ -148,7 +148,7 @@ bool switchUntouched(const NodeDeviceState& node, const DeviceState& d, DeviceTy
   if (!own)
     return false;
   for (const DeviceState& e : node.devices(type)) {
-    if (SwitchId::of(e) == own && freeOf(e, type, options) != e.info.total)
+    if (SwitchId::of(e) == own && freeOf(e, type, options).amount != e.info.total.amount)
       return false;
   }
   return true;

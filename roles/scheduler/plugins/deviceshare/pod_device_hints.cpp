@@ -21,11 +21,6 @@ kube::Expected<std::optional<kube::Selector>> compile(
 
 }  // namespace
 
-bool PodDeviceHints::empty() const {
-  return joint_types.empty() &&
-         std::none_of(by_type.begin(), by_type.end(), [](const auto& h) { return h.has_value(); });
-}
-
 kube::Expected<std::optional<PodDeviceHints>> podDeviceHints(const kube::Labels& annotations,
                                                              const PodDeviceRequests& requests) {
   auto hints = apis::podDeviceAllocateHints(annotations);

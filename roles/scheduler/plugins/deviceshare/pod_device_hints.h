@@ -36,7 +36,6 @@ struct PodDeviceHints {
     const auto& h = by_type[static_cast<std::size_t>(type)];
     return h ? &*h : nullptr;
   }
-  bool empty() const;
 };
 
 /// The pod's hints (nullopt when it carries neither annotation). Types the plugin does not

@@ -127,6 +127,11 @@ Scheduler::~Scheduler() {
   stop();
 }
 
+void Scheduler::setPluginMetricsSamplePercent(int percent) {
+  for (auto& p : profiles_)
+    p.framework->setPluginMetricsSamplePercent(percent);
+}
+
 bool Scheduler::responsibleFor(const std::string& scheduler_name) const {
   for (const auto& p : profiles_) {
     if (p.name == scheduler_name)

@@ -34,6 +34,11 @@ SchedulerMetrics::SchedulerMetrics(metrics::Registry& r)
       e2e_(r.histogram("scheduler_e2e_scheduling_duration_seconds",
                        "E2e scheduling latency in seconds (scheduling algorithm + binding)",
                        {"result", "profile"}, metrics::exponentialBuckets(0.001, 2, 15))),
+      attempt_duration_(r.histogram("scheduler_scheduling_attempt_duration_seconds",
+                                    "Scheduling attempt latency in seconds (scheduling algorithm "
+                                    "+ binding)",
+                                    {"result", "profile"},
+                                    metrics::exponentialBuckets(0.001, 2, 15))),
       algorithm_(r.histogram("scheduler_scheduling_algorithm_duration_seconds",
                              "Scheduling algorithm latency in seconds", {},
                              metrics::exponentialBuckets(0.001, 2, 15))),
@@ -81,6 +86,8 @@ SchedulerMetrics::SchedulerMetrics(metrics::Registry& r)
 void SchedulerMetrics::attempt(AttemptResult result, std::string_view profile, double e2e_seconds) {
   attempts_.with({resultLabel(result), profile}).inc();
   e2e_.with({resultLabel(result), profile}).observe(e2e_seconds);
+  // kube-scheduler 1.23 renamed the e2e series; both are kept for dashboards of either age.
+  attempt_duration_.with({resultLabel(result), profile}).observe(e2e_seconds);
 }
 
 void SchedulerMetrics::algorithmDuration(double seconds) {

@@ -59,6 +59,7 @@ class SchedulerMetrics {
  private:
   metrics::Family<metrics::Counter>& attempts_;
   metrics::Family<metrics::Histogram>& e2e_;
+  metrics::Family<metrics::Histogram>& attempt_duration_;
   metrics::Family<metrics::Histogram>& algorithm_;
   metrics::Family<metrics::Histogram>& binding_;
   metrics::Family<metrics::Histogram>& permit_wait_;

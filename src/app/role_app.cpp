@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "koord/core/log.h"
+#include "koord/core/process_metrics.h"
 #include "koord/core/version.h"
 #include "koord/http/ops_server.h"
 #include "koord/http/server.h"
@@ -304,6 +305,8 @@ RoleApp::RoleApp(std::string role, Reactor::Options reactor_options)
   // attributable to a version.
   KOORD_LOG_INFO("starting koord {} version {} (git commit {})", impl_->role, versionString(),
                  gitCommit());
+  // Once per process (a test may build several apps), for as long as the registry lives.
+  static const metrics::ProcessMetrics process_metrics(metrics::Registry::global());
 }
 
 RoleApp::~RoleApp() = default;

@@ -30,10 +30,16 @@ Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)) {
 }
 
 void Histogram::observe(double v) {
+  observe(v, 1);
+}
+
+void Histogram::observe(double v, uint64_t n) {
+  if (n == 0)
+    return;
   auto it = std::lower_bound(bounds_.begin(), bounds_.end(), v);  // first bound >= v: le semantics
-  buckets_[static_cast<size_t>(it - bounds_.begin())].fetch_add(1, std::memory_order_relaxed);
-  sum_.fetch_add(v, std::memory_order_relaxed);
-  count_.fetch_add(1, std::memory_order_relaxed);
+  buckets_[static_cast<size_t>(it - bounds_.begin())].fetch_add(n, std::memory_order_relaxed);
+  sum_.fetch_add(v * static_cast<double>(n), std::memory_order_relaxed);
+  count_.fetch_add(n, std::memory_order_relaxed);
 }
 
 Histogram::Snapshot Histogram::snapshot() const {
@@ -201,6 +207,7 @@ template class Family<Histogram>;
 struct CollectedFamily::State {
   std::string name;
   std::string help;
+  bool counter = false;
   std::vector<std::string> label_names;
   // Held while collecting, so an owner going away waits for a scrape in progress.
   std::mutex mu;
@@ -289,6 +296,18 @@ HistogramFamily& Registry::histogram(std::string_view name, std::string_view hel
 CollectedFamily Registry::collectedGauge(std::string_view name, std::string_view help,
                                          std::vector<std::string> label_names,
                                          std::function<void(const SeriesSink&)> collect) {
+  return collected(name, help, std::move(label_names), std::move(collect), false);
+}
+
+CollectedFamily Registry::collectedCounter(std::string_view name, std::string_view help,
+                                           std::vector<std::string> label_names,
+                                           std::function<void(const SeriesSink&)> collect) {
+  return collected(name, help, std::move(label_names), std::move(collect), true);
+}
+
+CollectedFamily Registry::collected(std::string_view name, std::string_view help,
+                                    std::vector<std::string> label_names,
+                                    std::function<void(const SeriesSink&)> collect, bool counter) {
   validateNames(name, label_names, false);
   if (!collect)
     throw std::invalid_argument(fmt::format("metric {}: no collect function", name));
@@ -296,7 +315,8 @@ CollectedFamily Registry::collectedGauge(std::string_view name, std::string_view
   auto it = families_.find(name);
   if (it != families_.end()) {
     auto* existing = std::get_if<std::shared_ptr<CollectedFamily::State>>(&it->second->family);
-    if (existing == nullptr || (*existing)->label_names != label_names) {
+    if (existing == nullptr || (*existing)->label_names != label_names ||
+        (*existing)->counter != counter) {
       throw std::invalid_argument(
           fmt::format("metric {} registered twice with different type or labels", name));
     }
@@ -313,6 +333,7 @@ CollectedFamily Registry::collectedGauge(std::string_view name, std::string_view
   state->name = std::string(name);
   state->help = std::string(help);
   state->label_names = std::move(label_names);
+  state->counter = counter;
   state->collect = std::move(collect);
   auto entry = std::make_shared<Entry>();
   entry->family = state;
@@ -341,8 +362,8 @@ std::string Registry::render() const {
           using F = std::decay_t<decltype(*fam)>;
           if constexpr (std::is_same_v<F, CollectedFamily::State>) {
             std::lock_guard lock(fam->mu);
-            fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} gauge\n", fam->name,
-                           escapeHelp(fam->help), fam->name);
+            fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", fam->name,
+                           escapeHelp(fam->help), fam->name, fam->counter ? "counter" : "gauge");
             if (!fam->collect)
               return;
             const auto& names = fam->label_names;

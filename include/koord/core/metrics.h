@@ -40,6 +40,8 @@ class Histogram {
  public:
   explicit Histogram(std::vector<double> bounds);
   void observe(double v);
+  /// `n` observations of `v` at once (n calls timed together, each counted at their mean).
+  void observe(double v, uint64_t n);
   struct Snapshot {
     std::vector<double> bounds;
     std::vector<uint64_t> cumulative;  // bounds.size() + 1 entries, last one is +Inf
@@ -139,6 +141,10 @@ class Registry {
   [[nodiscard]] CollectedFamily collectedGauge(std::string_view name, std::string_view help,
                                                std::vector<std::string> label_names,
                                                std::function<void(const SeriesSink&)> collect);
+  /// collectedGauge for a cumulative value the owner keeps (TYPE counter).
+  [[nodiscard]] CollectedFamily collectedCounter(std::string_view name, std::string_view help,
+                                                 std::vector<std::string> label_names,
+                                                 std::function<void(const SeriesSink&)> collect);
 
   /// The whole registry in the text exposition format, families sorted by name.
   std::string render() const;
@@ -148,6 +154,9 @@ class Registry {
 
  private:
   struct Entry;
+  CollectedFamily collected(std::string_view name, std::string_view help,
+                            std::vector<std::string> label_names,
+                            std::function<void(const SeriesSink&)> collect, bool counter);
   template <typename F>
   F& getOrCreate(std::string_view name, std::string_view help, std::vector<std::string> label_names,
                  std::vector<double> buckets, int kind);

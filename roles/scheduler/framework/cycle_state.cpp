@@ -81,6 +81,7 @@ CycleState CycleState::clone() const {
   out.skip_filter_plugins_for_nominated = skip_filter_plugins_for_nominated;
   out.skip_filter_plugins = skip_filter_plugins;
   out.skip_score_plugins = skip_score_plugins;
+  out.record_plugin_metrics = record_plugin_metrics;
   out.preferred_nodes = preferred_nodes;
   out.pre_filter_rejected_by = pre_filter_rejected_by;
   out.entries_.reserve(entries_.size());

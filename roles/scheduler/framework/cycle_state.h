@@ -77,6 +77,13 @@ class CycleState {
   PluginBits skip_filter_plugins = 0;
   /// Plugins whose PreScore answered Skip: their Score and NormalizeScore are not run.
   PluginBits skip_score_plugins = 0;
+  /// This cycle times each plugin's calls (scheduler_plugin_execution_duration_seconds, for a
+  /// sample of cycles). Set by the framework at PreFilter.
+  bool record_plugin_metrics = false;
+  /// When PreBind and Bind started (steady clock, ns): they run asynchronously, so their
+  /// extension-point durations are taken where they end.
+  std::int64_t pre_bind_start_ns = 0;
+  std::int64_t bind_start_ns = 0;
   /// Nodes the filter pass must look at whatever its adaptive window reaches (the nodes of the
   /// reservations a pod owns): set before PreFilter, by a BeforePreFilter transformer.
   std::vector<std::string> preferred_nodes;

@@ -1,11 +1,14 @@
 #include "runtime/framework.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -20,6 +23,21 @@ namespace koord::roles::scheduler {
 using config::ExtensionPoint;
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+double secondsSinceNs(std::int64_t start_ns) {
+  return static_cast<double>(nowNs() - start_ns) / 1e9;
+}
 
 // i mod n without a division per node (i is at most a few n here).
 std::size_t wrap(std::size_t i, std::size_t n) {
@@ -69,6 +87,29 @@ Status named(Status s, std::string_view plugin) {
   if (!s.ok() && s.plugin().empty())
     s.withPlugin(std::string(plugin));
   return s;
+}
+
+// One plugin's calls in a sampled cycle: their time, by status code.
+struct PluginTime {
+  std::int64_t ns = 0;
+  std::uint64_t calls = 0;
+};
+using CallCodes = std::array<std::uint32_t, kStatusCodeCount>;
+
+// Shares a block's time among its calls: `slots` holds one PluginTime per status code.
+void addBlockTime(PluginTime* slots, const CallCodes& codes, Clock::duration elapsed) {
+  std::uint64_t calls = 0;
+  for (std::uint32_t c : codes)
+    calls += c;
+  if (calls == 0)
+    return;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  for (std::size_t c = 0; c < codes.size(); ++c) {
+    if (codes[c] == 0)
+      continue;
+    slots[c].ns += ns * static_cast<std::int64_t>(codes[c]) / static_cast<std::int64_t>(calls);
+    slots[c].calls += codes[c];
+  }
 }
 
 // A Filter plugin's failing status as the framework reports it: unschedulable ones named after
@@ -129,6 +170,14 @@ kube::Expected<std::unique_ptr<Framework>> Framework::create(const config::Profi
     fw->owned_.push_back(std::move(*plugin));
   }
 
+  if (metrics != nullptr) {
+    std::vector<std::string> plugin_names;
+    for (const auto& p : fw->owned_)
+      plugin_names.emplace_back(p->name());
+    fw->fw_metrics_ = std::make_unique<FrameworkMetrics>(*metrics, profile.scheduler_name,
+                                                         std::move(plugin_names));
+  }
+
   auto effective = config::expandPlugins(profile, [&](std::string_view name, ExtensionPoint p) {
     auto it = by_name.find(name);
     return it != by_name.end() && implementsPoint(it->second, p);
@@ -183,6 +232,35 @@ kube::Expected<std::unique_ptr<Framework>> Framework::create(const config::Profi
   return fw;
 }
 
+void Framework::setPluginMetricsSamplePercent(int percent) {
+  if (fw_metrics_)
+    fw_metrics_->setSamplePercent(percent);
+}
+
+std::size_t Framework::indexOf(const Plugin* plugin) const {
+  for (std::size_t i = 0; i < owned_.size(); ++i) {
+    if (owned_[i].get() == plugin)
+      return i;
+  }
+  return owned_.size();
+}
+
+template <typename Fn>
+auto Framework::timed(const CycleState& state, const Plugin* plugin, MetricPoint point,
+                      Fn&& fn) const {
+  if (!state.record_plugin_metrics)
+    return fn();
+  const auto start = Clock::now();
+  auto result = fn();
+  Code code;
+  if constexpr (std::is_same_v<decltype(result), PermitResult>)
+    code = result.status.code();
+  else
+    code = result.code();
+  fw_metrics_->observePlugin(indexOf(plugin), point, code, secondsSince(start));
+  return result;
+}
+
 const Snapshot& Framework::snapshot() const {
   if (snapshot_ == nullptr)
     throw std::logic_error("scheduler framework: no snapshot outside a scheduling cycle");
@@ -199,6 +277,17 @@ Status Framework::runPreEnqueuePlugins(const PodInfo& pod) const {
 }
 
 Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod) {
+  // The cycle starts here: whether it is sampled is decided once, for every later point.
+  state.record_plugin_metrics = fw_metrics_ != nullptr && fw_metrics_->sampleCycle();
+  if (!fw_metrics_)
+    return preFilter(state, pod);
+  const auto start = Clock::now();
+  Status s = preFilter(state, pod);
+  fw_metrics_->observePoint(MetricPoint::kPreFilter, s.code(), secondsSince(start));
+  return s;
+}
+
+Status Framework::preFilter(CycleState& state, const PodInfo& pod) {
   // Upstream (1.27+) starts each cycle's skip set afresh.
   state.skip_filter_plugins = 0;
   for (const auto& [p, bit] : filters_) {
@@ -206,7 +295,7 @@ Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod) {
       state.skip_filter_plugins |= bit;
   }
   for (const auto& [p, bit] : pre_filters_) {
-    auto s = p->preFilter(state, pod);
+    auto s = timed(state, p, MetricPoint::kPreFilter, [&] { return p->preFilter(state, pod); });
     if (s.isSkip()) {
       state.skip_filter_plugins |= bit;
       continue;
@@ -309,6 +398,17 @@ Status Framework::runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to
 Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& state,
                                                              const PodInfo& pod, std::size_t start,
                                                              std::size_t wanted) {
+  if (!fw_metrics_)
+    return filterNodes(state, pod, start, wanted);
+  const auto pass_start = Clock::now();
+  FilterOutcome out = filterNodes(state, pod, start, wanted);
+  fw_metrics_->observePoint(MetricPoint::kFilter, out.error.ok() ? Code::kSuccess : Code::kError,
+                            secondsSince(pass_start));
+  return out;
+}
+
+Framework::FilterOutcome Framework::filterNodes(const CycleState& state, const PodInfo& pod,
+                                                std::size_t start, std::size_t wanted) {
   FilterOutcome out;
   const auto& nodes = snapshot().nodes();
   const std::size_t n = nodes.size();
@@ -338,6 +438,10 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
   };
   std::vector<Failure> failures;  // only failed nodes get a Status
   std::mutex failures_mu;
+  // A sampled cycle times each plugin over a block of nodes; the block's calls share its time.
+  const bool timing = state.record_plugin_metrics;
+  const std::size_t timing_slots = timing ? filters_.size() * kStatusCodeCount : 0;
+  std::vector<PluginTime> plugin_time(timing_slots);  // under failures_mu
   std::atomic<std::size_t> reached{0};  // the highest end of a finished stretch of nodes
   std::atomic<std::size_t> found{0};
   std::atomic<bool> stop{false};
@@ -360,6 +464,7 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
       n,
       [&](std::size_t begin, std::size_t end) {
         std::vector<Failure> local;
+        std::vector<PluginTime> local_time(timing_slots);
         std::size_t i = begin;
         if (nominations) {
           // Rare (a preemption is pending somewhere): node by node, as upstream's helper.
@@ -387,13 +492,20 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
             alive[k] = true;
           }
           bool error = false;
-          for (const auto& [p, bit] : filters_) {
+          // One clock read per plugin and block: each plugin's stretch ends where the next
+          // one's starts.
+          auto block_start = timing ? Clock::now() : Clock::time_point{};
+          for (std::size_t f = 0; f < filters_.size(); ++f) {
+            const auto& [p, bit] = filters_[f];
             if ((skip & bit) != 0)
               continue;
+            CallCodes codes{};
             for (std::size_t k = 0; k < count; ++k) {
               if (!alive[k])
                 continue;
               auto s = p->filter(state, pod, *block[k]);
+              if (timing)
+                ++codes[static_cast<std::size_t>(s.code())];
               if (s.ok())
                 continue;
               alive[k] = false;
@@ -401,6 +513,11 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
               verdict[i + k] = s.isUnschedulable() ? 2 : 3;
               error = error || verdict[i + k] == 3;
               local.push_back({i + k, std::move(s)});
+            }
+            if (timing) {
+              const auto block_end = Clock::now();
+              addBlockTime(&local_time[f * kStatusCodeCount], codes, block_end - block_start);
+              block_start = block_end;
             }
           }
           std::size_t fits = 0;
@@ -413,13 +530,25 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
           i += count;
           finished(i, fits, error);
         }
-        if (!local.empty()) {
+        if (!local.empty() || timing) {
           std::lock_guard lock(failures_mu);
           for (auto& f : local)
             failures.push_back(std::move(f));
+          for (std::size_t t = 0; t < timing_slots; ++t) {
+            plugin_time[t].ns += local_time[t].ns;
+            plugin_time[t].calls += local_time[t].calls;
+          }
         }
       },
       &stop);
+  for (std::size_t t = 0; t < timing_slots; ++t) {
+    if (plugin_time[t].calls > 0) {
+      fw_metrics_->observePlugin(indexOf(filters_[t / kStatusCodeCount].plugin),
+                                 MetricPoint::kFilter, static_cast<Code>(t % kStatusCodeCount),
+                                 static_cast<double>(plugin_time[t].ns) / 1e9,
+                                 plugin_time[t].calls);
+    }
+  }
   const std::size_t hi = reached.load();
   std::sort(failures.begin(), failures.end(),
             [](const Failure& a, const Failure& b) { return a.index < b.index; });
@@ -456,9 +585,20 @@ Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& s
 
 Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                        const NodeStatusMap& failed, PostFilterResult& result) {
+  if (!fw_metrics_)
+    return postFilter(state, pod, failed, result);
+  const auto start = Clock::now();
+  Status s = postFilter(state, pod, failed, result);
+  fw_metrics_->observePoint(MetricPoint::kPostFilter, s.code(), secondsSince(start));
+  return s;
+}
+
+Status Framework::postFilter(CycleState& state, const PodInfo& pod, const NodeStatusMap& failed,
+                             PostFilterResult& result) {
   Status last = Status::unschedulable("no PostFilter plugin made the pod schedulable");
   for (auto* p : post_filters_) {
-    auto s = p->postFilter(state, pod, failed, result);
+    auto s = timed(state, p, MetricPoint::kPostFilter,
+                   [&] { return p->postFilter(state, pod, failed, result); });
     if (s.ok())
       return s;
     if (!s.isUnschedulable())
@@ -470,13 +610,24 @@ Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
 
 Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
+  if (!fw_metrics_)
+    return preScore(state, pod, nodes);
+  const auto start = Clock::now();
+  Status s = preScore(state, pod, nodes);
+  fw_metrics_->observePoint(MetricPoint::kPreScore, s.code(), secondsSince(start));
+  return s;
+}
+
+Status Framework::preScore(CycleState& state, const PodInfo& pod,
+                           const std::vector<const NodeInfo*>& nodes) {
   state.skip_score_plugins = 0;
   for (const auto& w : scores_) {
     if (w.plugin->scoresEveryNodeAlike(pod))
       state.skip_score_plugins |= w.bit;
   }
   for (const auto& [p, bit] : pre_scores_) {
-    auto s = p->preScore(state, pod, nodes);
+    auto s =
+        timed(state, p, MetricPoint::kPreScore, [&] { return p->preScore(state, pod, nodes); });
     if (s.isSkip()) {
       state.skip_score_plugins |= bit;
       continue;
@@ -491,6 +642,17 @@ Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
 
 kube::Expected<std::vector<NodeScore>> Framework::runScorePlugins(
     const CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& nodes) {
+  if (!fw_metrics_)
+    return score(state, pod, nodes);
+  const auto start = Clock::now();
+  auto scores = score(state, pod, nodes);
+  fw_metrics_->observePoint(MetricPoint::kScore, scores ? Code::kSuccess : Code::kError,
+                            secondsSince(start));
+  return scores;
+}
+
+kube::Expected<std::vector<NodeScore>> Framework::score(const CycleState& state, const PodInfo& pod,
+                                                        const std::vector<const NodeInfo*>& nodes) {
   const std::size_t n = nodes.size();
   std::vector<NodeScore> total(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -519,6 +681,9 @@ kube::Expected<std::vector<NodeScore>> Framework::runScorePlugins(
   for (std::size_t c = 0; c < columns; ++c)
     score_columns_[c].resize(n);
   const auto& active = active_scores_;
+  const bool timing = state.record_plugin_metrics;
+  const std::size_t timing_slots = timing ? active.size() * kStatusCodeCount : 0;
+  std::vector<PluginTime> plugin_time(timing_slots);  // under error_mu
 
   std::mutex error_mu;
   std::string error;
@@ -548,31 +713,62 @@ kube::Expected<std::vector<NodeScore>> Framework::runScorePlugins(
   parallelizer_.forChunks(n, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i)
       total[i].score = 0;
+    std::vector<PluginTime> local_time(timing_slots);
     std::size_t column = 0;
+    auto chunk_start = timing ? Clock::now() : Clock::time_point{};
     for (std::size_t p = 0; p < active.size(); ++p) {
       const ScorePlugin* plugin = active[p].plugin;
+      std::uint32_t errors = 0;
       if (active[p].normalizes) {
         NodeScore* out = score_columns_[column++].data();
         for (std::size_t i = begin; i < end; ++i) {
           std::int64_t s = 0;
-          if (auto st = plugin->score(state, pod, *nodes[i], s); !st.ok())
+          if (auto st = plugin->score(state, pod, *nodes[i], s); !st.ok()) {
             failed(p, i, st);
+            ++errors;
+          }
           out[i] = {total[i].name, s};
         }
-        continue;
+      } else {
+        const std::int64_t weight = active[p].weight;
+        for (std::size_t i = begin; i < end; ++i) {
+          std::int64_t s = 0;
+          if (auto st = plugin->score(state, pod, *nodes[i], s); !st.ok()) {
+            failed(p, i, st);
+            ++errors;
+          }
+          if (s < kMinNodeScore || s > kMaxNodeScore)
+            outOfRange(p, i, s);
+          else
+            total[i].score += s * weight;
+        }
       }
-      const std::int64_t weight = active[p].weight;
-      for (std::size_t i = begin; i < end; ++i) {
-        std::int64_t s = 0;
-        if (auto st = plugin->score(state, pod, *nodes[i], s); !st.ok())
-          failed(p, i, st);
-        if (s < kMinNodeScore || s > kMaxNodeScore)
-          outOfRange(p, i, s);
-        else
-          total[i].score += s * weight;
+      if (timing) {
+        CallCodes codes{};
+        codes[static_cast<std::size_t>(Code::kSuccess)] =
+            static_cast<std::uint32_t>(end - begin) - errors;
+        codes[static_cast<std::size_t>(Code::kError)] = errors;
+        const auto chunk_end = Clock::now();
+        addBlockTime(&local_time[p * kStatusCodeCount], codes, chunk_end - chunk_start);
+        chunk_start = chunk_end;
+      }
+    }
+    if (timing) {
+      std::lock_guard lock(error_mu);
+      for (std::size_t t = 0; t < timing_slots; ++t) {
+        plugin_time[t].ns += local_time[t].ns;
+        plugin_time[t].calls += local_time[t].calls;
       }
     }
   });
+  for (std::size_t t = 0; t < timing_slots; ++t) {
+    if (plugin_time[t].calls > 0) {
+      fw_metrics_->observePlugin(indexOf(active[t / kStatusCodeCount].plugin), MetricPoint::kScore,
+                                 static_cast<Code>(t % kStatusCodeCount),
+                                 static_cast<double>(plugin_time[t].ns) / 1e9,
+                                 plugin_time[t].calls);
+    }
+  }
   if (!error.empty())
     return kube::makeKubeError(error);
   auto invalid = [&](const ScorePlugin* plugin, std::int64_t s, std::size_t i) {
@@ -589,7 +785,8 @@ kube::Expected<std::vector<NodeScore>> Framework::runScorePlugins(
       continue;
     }
     auto& scores = score_columns_[column++];
-    auto st = plugin->normalizeScore(state, pod, scores);
+    auto st = timed(state, plugin, MetricPoint::kScoreExtensionNormalize,
+                    [&] { return plugin->normalizeScore(state, pod, scores); });
     if (!st.ok()) {
       return kube::makeKubeError(
           fmt::format("running NormalizeScore of {}: {}", plugin->name(), st.message()));
@@ -606,11 +803,20 @@ kube::Expected<std::vector<NodeScore>> Framework::runScorePlugins(
 
 Status Framework::runReservePlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
+  if (!fw_metrics_)
+    return reserve(state, pod, node);
+  const auto start = Clock::now();
+  Status s = reserve(state, pod, node);
+  fw_metrics_->observePoint(MetricPoint::kReserve, s.code(), secondsSince(start));
+  return s;
+}
+
+Status Framework::reserve(CycleState& state, const PodInfo& pod, const std::string& node) {
   // Every Reserve plugin reads the same nominated reservation, whatever their order.
   for (auto* n : nominators_)
     n->nominateReservation(state, pod, node);
   for (auto* p : reserves_) {
-    auto s = p->reserve(state, pod, node);
+    auto s = timed(state, p, MetricPoint::kReserve, [&] { return p->reserve(state, pod, node); });
     if (!s.ok()) {
       return Status::error(fmt::format("running Reserve plugin {}: {}", p->name(), s.message()))
           .withPlugin(std::string(p->name()));
@@ -621,15 +827,32 @@ Status Framework::runReservePlugins(CycleState& state, const PodInfo& pod,
 
 void Framework::runUnreservePlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
-  for (auto it = reserves_.rbegin(); it != reserves_.rend(); ++it)
-    (*it)->unreserve(state, pod, node);
+  const auto start = fw_metrics_ ? Clock::now() : Clock::time_point{};
+  for (auto it = reserves_.rbegin(); it != reserves_.rend(); ++it) {
+    timed(state, *it, MetricPoint::kUnreserve, [&] {
+      (*it)->unreserve(state, pod, node);
+      return Status::success();
+    });
+  }
+  if (fw_metrics_)
+    fw_metrics_->observePoint(MetricPoint::kUnreserve, Code::kSuccess, secondsSince(start));
 }
 
 Status Framework::runPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                    std::vector<PluginWait>& waits) {
+  if (!fw_metrics_)
+    return permit(state, pod, node, waits);
+  const auto start = Clock::now();
+  Status s = permit(state, pod, node, waits);
+  fw_metrics_->observePoint(MetricPoint::kPermit, s.code(), secondsSince(start));
+  return s;
+}
+
+Status Framework::permit(CycleState& state, const PodInfo& pod, const std::string& node,
+                         std::vector<PluginWait>& waits) {
   waits.clear();
   for (auto* p : permits_) {
-    auto r = p->permit(state, pod, node);
+    auto r = timed(state, p, MetricPoint::kPermit, [&] { return p->permit(state, pod, node); });
     if (r.status.ok())
       continue;
     if (r.status.code() == Code::kWait) {
@@ -649,6 +872,8 @@ Status Framework::runPermitPlugins(CycleState& state, const PodInfo& pod, const 
 void Framework::runPreBindAndBind(std::shared_ptr<CycleState> state,
                                   std::shared_ptr<const PodInfo> pod, std::string node,
                                   StatusCallback done) {
+  if (fw_metrics_)
+    state->pre_bind_start_ns = nowNs();
   runPreBind(0, std::move(state), std::move(pod), std::move(node), std::move(done));
 }
 
@@ -660,25 +885,38 @@ void Framework::runPreBind(std::size_t i, std::shared_ptr<CycleState> state,
     // binding: the cache already counts the pod by them.
     auto st = state;
     auto pd = pod;
-    applyPodChanges(cluster_, st, pd,
-                    [this, state = std::move(state), pod = std::move(pod), node = std::move(node),
-                     done = std::move(done)](Status s) mutable {
-                      if (!s.ok()) {
-                        done(Status::error(fmt::format("patching the pod: {}", s.message())));
-                        return;
-                      }
-                      runBind(0, std::move(state), std::move(pod), std::move(node),
-                              std::move(done));
-                    });
+    applyPodChanges(
+        cluster_, st, pd,
+        [this, state = std::move(state), pod = std::move(pod), node = std::move(node),
+         done = std::move(done)](Status s) mutable {
+          if (fw_metrics_) {
+            fw_metrics_->observePoint(MetricPoint::kPreBind, s.ok() ? Code::kSuccess : Code::kError,
+                                      secondsSinceNs(state->pre_bind_start_ns));
+          }
+          if (!s.ok()) {
+            done(Status::error(fmt::format("patching the pod: {}", s.message())));
+            return;
+          }
+          runBind(0, std::move(state), std::move(pod), std::move(node), std::move(done));
+        });
     return;
   }
   auto* plugin = pre_binds_[i];
   auto st = state;
   auto pd = pod;
+  const std::int64_t plugin_start = state->record_plugin_metrics ? nowNs() : 0;
   plugin->preBind(
       st, pd, node,
-      [this, i, plugin, state = std::move(state), pod = std::move(pod), node,
+      [this, i, plugin, plugin_start, state = std::move(state), pod = std::move(pod), node,
        done = std::move(done)](Status s) mutable {
+        if (state->record_plugin_metrics) {
+          fw_metrics_->observePlugin(indexOf(plugin), MetricPoint::kPreBind, s.code(),
+                                     secondsSinceNs(plugin_start));
+        }
+        if (!s.ok() && fw_metrics_) {
+          fw_metrics_->observePoint(MetricPoint::kPreBind, s.code(),
+                                    secondsSinceNs(state->pre_bind_start_ns));
+        }
         if (!s.ok()) {
           done(Status::error(
                    fmt::format("running PreBind plugin {}: {}", plugin->name(), s.message()))
@@ -693,24 +931,39 @@ void Framework::runBind(std::size_t i, std::shared_ptr<CycleState> state,
                         std::shared_ptr<const PodInfo> pod, std::string node, StatusCallback done) {
   // kube-scheduler's extendersBinding: an interested binder extender takes the pod instead of
   // the Bind plugins. A Reservation's stand-in has no pod to bind; its binding is its status.
+  if (i == 0 && fw_metrics_)
+    state->bind_start_ns = nowNs();
   if (i == 0 && extenders_ != nullptr && !pod->reserve_pod && extenders_->bindsPod(*pod)) {
     bindByExtender(std::move(state), std::move(pod), std::move(node), std::move(done));
     return;
   }
   if (i == binds_.size()) {
+    if (fw_metrics_) {
+      fw_metrics_->observePoint(MetricPoint::kBind, Code::kError,
+                                secondsSinceNs(state->bind_start_ns));
+    }
     done(Status::error("no bind plugin bound the pod"));
     return;
   }
   auto* plugin = binds_[i];
   auto st = state;
   auto pd = pod;
+  const std::int64_t plugin_start = state->record_plugin_metrics ? nowNs() : 0;
   plugin->bind(st, pd, node,
-               [this, i, plugin, state = std::move(state), pod = std::move(pod), node,
+               [this, i, plugin, plugin_start, state = std::move(state), pod = std::move(pod), node,
                 done = std::move(done)](Status s) mutable {
+                 if (state->record_plugin_metrics) {
+                   fw_metrics_->observePlugin(indexOf(plugin), MetricPoint::kBind, s.code(),
+                                              secondsSinceNs(plugin_start));
+                 }
                  if (s.code() == Code::kSkip) {
                    runBind(i + 1, std::move(state), std::move(pod), std::move(node),
                            std::move(done));
                    return;
+                 }
+                 if (fw_metrics_) {
+                   fw_metrics_->observePoint(MetricPoint::kBind, s.code(),
+                                             secondsSinceNs(state->bind_start_ns));
                  }
                  done(named(std::move(s), plugin->name()));
                });
@@ -745,8 +998,15 @@ void Framework::bindByExtender(std::shared_ptr<CycleState> state,
 }
 
 void Framework::runPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) {
-  for (auto* p : post_binds_)
-    p->postBind(state, pod, node);
+  const auto start = fw_metrics_ ? Clock::now() : Clock::time_point{};
+  for (auto* p : post_binds_) {
+    timed(state, p, MetricPoint::kPostBind, [&] {
+      p->postBind(state, pod, node);
+      return Status::success();
+    });
+  }
+  if (fw_metrics_)
+    fw_metrics_->observePoint(MetricPoint::kPostBind, Code::kSuccess, secondsSince(start));
 }
 
 }  // namespace koord::roles::scheduler

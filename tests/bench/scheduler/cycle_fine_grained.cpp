@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -227,7 +228,76 @@ struct RunResult {
   std::size_t gpu = 0, gpu_allocated = 0;
   std::size_t stray_annotations = 0;
   char first_failure[512] = {};
+  /// B: each plugin's calls per sampled cycle (scheduler_plugin_execution_duration_seconds, CPU
+  /// time over the worker threads), NodeNUMAResource then DeviceShare, and by extension point.
+  std::size_t sampled_cycles = 0;
+  double plugin_us[2] = {};
+  char plugin_points[512] = {};
 };
+
+constexpr std::string_view kMeasuredPlugins[2] = {"NodeNUMAResource", "DeviceShare"};
+
+// The value of label `name` in a series line's label set, empty when absent.
+std::string_view labelOf(std::string_view labels, std::string_view name) {
+  const std::string key = fmt::format("{}=\"", name);
+  const auto at = labels.find(key);
+  if (at == std::string_view::npos)
+    return {};
+  const auto begin = at + key.size();
+  return labels.substr(begin, labels.find('"', begin) - begin);
+}
+
+// Reads the two plugins' series from the run's registry: the sampled cycles are those in which
+// NodeNUMAResource's PreFilter was timed (once per cycle).
+void readPluginCosts(const std::string& text, RunResult& out) {
+  constexpr std::string_view kSeries = "scheduler_plugin_execution_duration_seconds_";
+  std::vector<std::pair<std::string, double>> by_point[2];
+  double sampled = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    if (!line.starts_with(kSeries))
+      continue;
+    const auto open = line.find('{');
+    const auto close = line.rfind('}');
+    if (open == std::string_view::npos || close == std::string_view::npos)
+      continue;
+    const std::string_view kind = line.substr(kSeries.size(), open - kSeries.size());
+    const std::string_view labels = line.substr(open, close - open);
+    const double value = std::strtod(std::string(line.substr(close + 2)).c_str(), nullptr);
+    const std::string_view plugin = labelOf(labels, "plugin");
+    const std::string_view point = labelOf(labels, "extension_point");
+    if (kind == "count" && plugin == kMeasuredPlugins[0] && point == "PreFilter")
+      sampled += value;
+    if (kind != "sum")
+      continue;
+    for (int i = 0; i < 2; ++i) {
+      if (plugin != kMeasuredPlugins[i])
+        continue;
+      auto it = std::find_if(by_point[i].begin(), by_point[i].end(),
+                             [&](const auto& e) { return e.first == point; });
+      if (it == by_point[i].end())
+        by_point[i].emplace_back(std::string(point), value);
+      else
+        it->second += value;
+    }
+  }
+  out.sampled_cycles = static_cast<std::size_t>(sampled);
+  if (sampled == 0)
+    return;
+  std::string detail;
+  for (int i = 0; i < 2; ++i) {
+    detail += fmt::format("{}{}:", i == 0 ? "" : "; ", kMeasuredPlugins[i]);
+    for (const auto& [point, seconds] : by_point[i]) {
+      const double us = seconds * 1e6 / sampled;
+      out.plugin_us[i] += us;
+      detail += fmt::format(" {} {:.1f}", point, us);
+    }
+  }
+  copyText(out.plugin_points, sizeof out.plugin_points, detail);
+}
 
 RunResult fail(RunResult r, std::string_view why) {
   r.ok = false;
@@ -370,6 +440,8 @@ RunResult runOnce(const FineGrainedOptions& o, bool fine) {
   }
   out.loop.schedule_s = seconds(t0, Clock::now());
   out.loop.schedule_cpu_s = processCpuSeconds() - cpu0;
+  if (fine)
+    readPluginCosts(metrics_registry.render(), out);
 
   std::vector<std::shared_ptr<PodInfo>> bindings;
   {
@@ -428,6 +500,11 @@ bool check(const FineGrainedOptions& o, bool fine, const RunResult& r) {
 
 void printRun(const FineGrainedOptions& o, std::string_view label, const RunResult& r) {
   printLoopRun(o.pods, label, r.loop);
+  if (r.sampled_cycles > 0) {
+    fmt::print("  in the plugins ({} sampled cycles): {:.1f} us/pod, {:.1f} + {:.1f} ({})\n",
+               r.sampled_cycles, r.plugin_us[0] + r.plugin_us[1], r.plugin_us[0], r.plugin_us[1],
+               std::string_view(r.plugin_points));
+  }
 }
 
 }  // namespace
@@ -468,6 +545,17 @@ int runFineGrained(const FineGrainedOptions& o) {
     for (const auto& r : with)
       b.push_back(r.loop);
     printLoopTable(a, b, o.pods, 30);
+    fmt::print("{:<6} {:>12} {:>18} {:>12}\n", "round", "B plugins us", "NodeNUMAResource",
+               "DeviceShare");
+    for (std::size_t i = 0; i < with.size(); ++i) {
+      fmt::print("{:<6} {:>12.1f} {:>18.1f} {:>12.1f}\n", i + 1,
+                 with[i].plugin_us[0] + with[i].plugin_us[1], with[i].plugin_us[0],
+                 with[i].plugin_us[1]);
+    }
+    fmt::print(
+        "(B plugins: both plugins' calls per pod, CPU time over the worker threads, from "
+        "scheduler_plugin_execution_duration_seconds in the cycles it samples; the bar: within "
+        "30 us/pod)\n");
   }
   if (!good)
     fmt::print("some checks failed\n");

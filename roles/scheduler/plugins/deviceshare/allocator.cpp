@@ -542,7 +542,10 @@ Status scoreNode(const NodeDeviceState& node, const PodDeviceRequests& requests,
   for (DeviceType type : kDeviceTypes) {
     if (!demand.has(type))
       continue;
-    if (options.released.empty() && !options.numa_nodes) {
+    // As Koordinator's filterNodeDevice: only the devices the hint's selector picks count.
+    const DeviceTypeHint* hint = hintOf(options, type);
+    const kube::Selector* selector = hint != nullptr && hint->selector ? &*hint->selector : nullptr;
+    if (options.released.empty() && !options.numa_nodes && selector == nullptr) {
       // Every device counts, at its free amount: the node's summary holds both sums.
       const DeviceTypeSummary& summary = node.summary(type);
       if (summary.devices_with_free > 0)
@@ -556,7 +559,7 @@ Status scoreNode(const NodeDeviceState& node, const PodDeviceRequests& requests,
     for (const DeviceState& d : node.devices(type)) {
       const DeviceResources free = freeOf(d, type, options);
       any_free = any_free || !free.isZero();
-      if (!onNumaNodes(d, options))
+      if (!onNumaNodes(d, options) || (selector != nullptr && !selector->matches(d.info.labels)))
         continue;
       any_selected = true;
       total_sum.add(d.info.total);

@@ -13,16 +13,29 @@
 #include "plugins/deviceshare/gpu_fast_view.h"
 #include "plugins/deviceshare/node_device_state.h"
 
+namespace koord::metrics {
+class Gauge;
+}  // namespace koord::metrics
+
 namespace koord::roles::scheduler::deviceshare {
 
 /// One node's entry. Filter, Score and the NUMA hints read `state` under a shared lock on `mu`;
 /// the informer handlers and Reserve/Unreserve write it under an exclusive one.
+/// One series of the allocated-devices metric a node has, kept with its child so that Reserve
+/// sets it without the family's lookup by label values.
+struct PublishedSeries {
+  DeviceType type;
+  DeviceResource resource;
+  std::vector<std::string> labels;
+  metrics::Gauge* gauge = nullptr;
+};
+
 struct NodeDeviceEntry {
   mutable std::shared_mutex mu;
-  NodeDeviceState state;                            // under mu
-  std::vector<std::vector<std::string>> published;  // under mu: the metric series set
-  std::string name;                                 // set once, when the entry is made
-  std::uint32_t slot = kNoNodeSlot;                 // likewise
+  NodeDeviceState state;                   // under mu
+  std::vector<PublishedSeries> published;  // under mu: the metric series set
+  std::string name;                        // set once, when the entry is made
+  std::uint32_t slot = kNoNodeSlot;        // likewise
   /// Whether the node has device accounting (see DeviceCache); read without mu.
   std::atomic<bool> present{false};
 };
@@ -52,9 +65,10 @@ class DeviceCache {
   /// exclusive lock, after every change of its state or presence.
   void publishView(const NodeDeviceEntry& entry);
   /// The node's GPUs as last published, without its lock (by slot, in a cycle).
-  GpuFastView::Read readView(std::uint32_t slot, GpuFastView::Snapshot& out, bool with_sums) const {
+  GpuFastView::Read readView(std::uint32_t slot, GpuFastView::Snapshot& out,
+                             GpuFastView::Part part) const {
     const GpuFastView* view = views_.find(slot);
-    return view == nullptr ? GpuFastView::Read::kUnknown : view->read(out, with_sums);
+    return view == nullptr ? GpuFastView::Read::kUnknown : view->read(out, part);
   }
 
  private:

@@ -239,7 +239,7 @@ void DeviceSharePlugin::publish(NodeDeviceEntry& entry, const std::string& node)
   cache_.publishView(entry);
   if (allocated_metric_ == nullptr)
     return;
-  std::vector<std::vector<std::string>> now;
+  std::vector<PublishedSeries> now;
   for (DeviceType type : kDeviceTypes) {
     const auto& devices = entry.state.devices(type);
     if (devices.empty())
@@ -255,23 +255,35 @@ void DeviceSharePlugin::publish(NodeDeviceEntry& entry, const std::string& node)
       const auto r = static_cast<DeviceResource>(i);
       if ((names & DeviceResources::bit(r)) == 0)
         continue;
-      std::vector<std::string> labels = {node, std::string(deviceTypeName(type)),
-                                         std::string(deviceResourceName(r))};
-      allocated_metric_->with(labels).set(static_cast<double>(used.get(r)));
-      now.push_back(std::move(labels));
+      auto held = std::find_if(entry.published.begin(), entry.published.end(),
+                               [&](const PublishedSeries& p) {
+                                 return p.type == type && p.resource == r && p.gauge != nullptr;
+                               });
+      PublishedSeries series;
+      if (held != entry.published.end()) {
+        series = std::move(*held);
+        held->gauge = nullptr;
+      } else {
+        series = {
+            type, r, {node, std::string(deviceTypeName(type)), std::string(deviceResourceName(r))}};
+        series.gauge = &allocated_metric_->with(series.labels);
+      }
+      series.gauge->set(static_cast<double>(used.get(r)));
+      now.push_back(std::move(series));
     }
   }
-  for (const auto& labels : entry.published) {
-    if (std::find(now.begin(), now.end(), labels) == now.end())
-      allocated_metric_->remove(labels);
+  // What was moved into `now` has no gauge left here; the rest left the node.
+  for (const PublishedSeries& gone : entry.published) {
+    if (gone.gauge != nullptr)
+      allocated_metric_->remove(gone.labels);
   }
   entry.published = std::move(now);
 }
 
 void DeviceSharePlugin::unpublish(NodeDeviceEntry& entry) const {
   if (allocated_metric_ != nullptr) {
-    for (const auto& labels : entry.published)
-      allocated_metric_->remove(labels);
+    for (const PublishedSeries& series : entry.published)
+      allocated_metric_->remove(series.labels);
   }
   entry.published.clear();
 }
@@ -381,7 +393,7 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   const ReservationMatches::List* matched = matches != nullptr ? matches->find(node) : nullptr;
   if (s->gpu_only && s->released.empty() && matched == nullptr) {
     GpuFastView::Snapshot view;
-    switch (cache_.readView(node.nodeSlot(), view, false)) {
+    switch (cache_.readView(node.nodeSlot(), view, GpuFastView::Part::kCards)) {
       case GpuFastView::Read::kAbsent:
         return Status::success();
       case GpuFastView::Read::kUsable: {
@@ -430,7 +442,7 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
     const NUMAAffinityStore* store = numaAffinityStore(state);
     GpuFastView::Snapshot view;
     if (store == nullptr || store->get(node.name()).affinity == 0) {
-      switch (cache_.readView(node.nodeSlot(), view, true)) {
+      switch (cache_.readView(node.nodeSlot(), view, GpuFastView::Part::kSums)) {
         case GpuFastView::Read::kAbsent:
           return Status::success();
         case GpuFastView::Read::kUsable: {
@@ -465,6 +477,11 @@ Status DeviceSharePlugin::score(const CycleState& state, const PodInfo& pod, con
     score = 0;
   }
   return Status::success();
+}
+
+bool DeviceSharePlugin::scoresEveryNodeAlike(const PodInfo& pod) const {
+  auto requests = podDeviceRequests(pod.requests);
+  return requests && requests->empty();
 }
 
 Status DeviceSharePlugin::normalizeScore(const CycleState& /*state*/, const PodInfo& /*pod*/,

@@ -67,6 +67,8 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   /// manager chose one; normalised over the nodes (DefaultNormalizeScore).
   Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                std::int64_t& score) const override;
+  /// A pod asking no devices scores 0 everywhere: the framework leaves Score out for it.
+  bool scoresEveryNodeAlike(const PodInfo& pod) const override;
   bool hasNormalizeScore() const override { return true; }
   Status normalizeScore(const CycleState& state, const PodInfo& pod,
                         std::vector<NodeScore>& scores) const override;

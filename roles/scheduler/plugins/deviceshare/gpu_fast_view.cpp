@@ -1,6 +1,6 @@
 // GpuFastView's words: [0] the flags, card count, cards with anything free and the nonzero mask;
-// [1] the card memory; then per card gpu-core and ratio (32 bits each) and gpu-memory; then the
-// node's total and free sums, which only Score reads.
+// [1] the card memory; then the node's total and free sums, which only Score reads; then per card
+// gpu-core and ratio (32 bits each) and gpu-memory, which only Filter reads.
 #include "plugins/deviceshare/gpu_fast_view.h"
 
 #include <limits>
@@ -53,7 +53,7 @@ void GpuFastView::publish(const NodeDeviceState& state, bool present) {
       const DeviceResources& f = gpus[i].free;
       if (!f.isZero())
         nonzero |= std::uint64_t{1} << i;
-      std::atomic<std::int64_t>* card = &words_[2 + kCardWords * i];
+      std::atomic<std::int64_t>* card = &words_[kCardsAt + kCardWords * i];
       card[0].store(
           packPair(f.get(DeviceResource::kGPUCore), f.get(DeviceResource::kGPUMemoryRatio)),
           std::memory_order_release);
@@ -72,7 +72,7 @@ void GpuFastView::publish(const NodeDeviceState& state, bool present) {
   seq_.store(s + 2, std::memory_order_release);
 }
 
-GpuFastView::Read GpuFastView::read(Snapshot& out, bool with_sums) const {
+GpuFastView::Read GpuFastView::read(Snapshot& out, Part part) const {
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     const std::uint32_t s1 = seq_.load(std::memory_order_acquire);
     if ((s1 & 1u) != 0)
@@ -87,14 +87,15 @@ GpuFastView::Read GpuFastView::read(Snapshot& out, bool with_sums) const {
       out.devices_with_free = static_cast<std::uint32_t>((header >> 16) & 0xffu);
       out.nonzero = static_cast<std::uint32_t>(header >> 32);
       out.card_memory = words_[1].load(std::memory_order_acquire);
-      for (std::size_t i = 0; i < out.count && i < kMaxGpus; ++i) {
-        const std::atomic<std::int64_t>* card = &words_[2 + kCardWords * i];
-        const auto pair = static_cast<std::uint64_t>(card[0].load(std::memory_order_acquire));
-        out.free[i] =
-            Gpu{static_cast<std::int64_t>(pair & 0xffffffffu),
-                card[1].load(std::memory_order_acquire), static_cast<std::int64_t>(pair >> 32)};
-      }
-      if (with_sums) {
+      if (part == Part::kCards) {
+        for (std::size_t i = 0; i < out.count && i < kMaxGpus; ++i) {
+          const std::atomic<std::int64_t>* card = &words_[kCardsAt + kCardWords * i];
+          const auto pair = static_cast<std::uint64_t>(card[0].load(std::memory_order_acquire));
+          out.free[i] =
+              Gpu{static_cast<std::int64_t>(pair & 0xffffffffu),
+                  card[1].load(std::memory_order_acquire), static_cast<std::int64_t>(pair >> 32)};
+        }
+      } else {
         for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
           out.total_sum.amount[r] = words_[kSumsAt + r].load(std::memory_order_acquire);
           out.free_sum.amount[r] =

@@ -16,8 +16,9 @@
 namespace koord::roles::scheduler::deviceshare {
 
 /// A sequence lock over atomic words: one writer at a time (the caller serialises them: the
-/// node's exclusive lock), readers retry while a write is under way and never block it.
-class GpuFastView {
+/// node's exclusive lock), readers retry while a write is under way and never block it. Aligned
+/// to a cache line, so that Score's read (header, card memory, sums) touches two lines.
+class alignas(64) GpuFastView {
  public:
   /// Nodes with more cards than this are read through the node's lock.
   static constexpr std::size_t kMaxGpus = 16;
@@ -48,15 +49,19 @@ class GpuFastView {
     kUsable,
   };
 
+  /// What a reader loads besides the header and card memory: Filter the cards, Score the
+  /// node's sums (each only the cache lines it needs).
+  enum class Part : std::uint8_t { kCards, kSums };
+
   /// Under the node's exclusive lock, after every change of `state` or of its presence.
   void publish(const NodeDeviceState& state, bool present);
-  /// Filter reads the cards; `with_sums` adds the node's sums (Score).
-  Read read(Snapshot& out, bool with_sums) const;
+  Read read(Snapshot& out, Part part) const;
 
  private:
   static constexpr std::size_t kCardWords = 2;  // gpu-core and ratio in one, gpu-memory
-  static constexpr std::size_t kSumsAt = 2 + kCardWords * kMaxGpus;
-  static constexpr std::size_t kWords = kSumsAt + 2 * kDeviceResourceCount;
+  static constexpr std::size_t kSumsAt = 2;
+  static constexpr std::size_t kCardsAt = kSumsAt + 2 * kDeviceResourceCount;
+  static constexpr std::size_t kWords = kCardsAt + kCardWords * kMaxGpus;
   std::atomic<std::uint32_t> seq_{0};
   std::array<std::atomic<std::int64_t>, kWords> words_{};
 };

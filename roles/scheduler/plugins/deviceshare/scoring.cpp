@@ -7,18 +7,25 @@ namespace koord::roles::scheduler::deviceshare {
 
 namespace {
 
+// amount * 100 / capacity for 0 <= amount <= capacity: in 64 bits where the product fits (a
+// 128-bit division is a library call, and Score runs this on every node).
+std::int64_t percentOf(std::int64_t amount, std::int64_t capacity) {
+  if (amount <= std::numeric_limits<std::int64_t>::max() / kMaxNodeScore)
+    return amount * kMaxNodeScore / capacity;
+  return static_cast<std::int64_t>(static_cast<WideInt>(amount) * kMaxNodeScore / capacity);
+}
+
 std::int64_t leastRequestedScore(std::int64_t requested, std::int64_t capacity) {
-  if (capacity == 0 || requested > capacity)
+  if (capacity <= 0 || requested > capacity)
     return 0;
-  return static_cast<std::int64_t>(static_cast<WideInt>(capacity - requested) * kMaxNodeScore /
-                                   capacity);
+  return percentOf(capacity - requested, capacity);
 }
 
 std::int64_t mostRequestedScore(std::int64_t requested, std::int64_t capacity) {
-  if (capacity == 0)
+  if (capacity <= 0)
     return 0;
   requested = std::min(requested, capacity);
-  return static_cast<std::int64_t>(static_cast<WideInt>(requested) * kMaxNodeScore / capacity);
+  return percentOf(std::max<std::int64_t>(requested, 0), capacity);
 }
 
 }  // namespace
@@ -67,6 +74,9 @@ std::int64_t DeviceScorer::scoreDevice(const DeviceResources& request, const Dev
   }
   if (weight_sum == 0)
     return 0;
+  constexpr WideInt kMax = std::numeric_limits<std::int64_t>::max();
+  if (score <= kMax && weight_sum <= kMax)
+    return static_cast<std::int64_t>(score) / static_cast<std::int64_t>(weight_sum);
   return static_cast<std::int64_t>(score / weight_sum);
 }
 

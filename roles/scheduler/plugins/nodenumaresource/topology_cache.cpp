@@ -268,9 +268,12 @@ void TopologyCache::storeSummary(std::uint32_t slot, const NodeTopologyState& s)
   word->store(sum.pack(), std::memory_order_release);
 }
 
-void TopologyCache::publish(std::string_view node, const NodeTopologyState& s) const {
-  if (gauge_ != nullptr)
-    gauge_->with({node}).set(static_cast<double>(s.allocation.allocatedCpuSet().size()));
+void TopologyCache::publish(std::string_view node, NodeTopologyState& s) const {
+  if (gauge_ == nullptr)
+    return;
+  if (s.allocated_gauge == nullptr)
+    s.allocated_gauge = &gauge_->with({node});
+  s.allocated_gauge->set(static_cast<double>(s.allocation.allocatedCpuSet().size()));
 }
 
 void TopologyCache::setTopology(std::string_view node,
@@ -335,6 +338,7 @@ void TopologyCache::removeNode(std::string_view node) {
   NodeTopologyState& s = e->state;
   if (gauge_ != nullptr)
     gauge_->remove({std::string(node)});
+  s.allocated_gauge = nullptr;
   if (!s.options) {
     // Without options the entry counts for its labels at most; emptied, it reads as unknown.
     if (s.counted)

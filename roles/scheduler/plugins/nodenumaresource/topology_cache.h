@@ -106,6 +106,8 @@ struct NodeTopologyState {
   bool counted = false;
   bool counted_policy = false;
   bool counted_amplified = false;
+  /// The node's allocated-CPUs series, found once: Reserve sets it without the family's lookup.
+  metrics::Gauge* allocated_gauge = nullptr;
 };
 
 /// Thread-safe: entries by node slot (found without a lock), and one lock per node, held for the
@@ -206,7 +208,7 @@ class TopologyCache {
   void recount(NodeTopologyState& s);
   void rebuild(NodeTopologyState& s);
   void refreshDerived(NodeTopologyState& s);
-  void publish(std::string_view node, const NodeTopologyState& s) const;
+  void publish(std::string_view node, NodeTopologyState& s) const;
 
   /// Entries are never freed: a deleted node's is emptied, so a reader's reference stays good.
   NodeSlotTable<Entry> entries_;

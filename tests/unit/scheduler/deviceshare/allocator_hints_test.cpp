@@ -2,6 +2,7 @@
 // written as the koordlet writes them.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "device_fixtures.h"
 #include "koord/apis/device_allocation.h"
 #include "plugins/deviceshare/allocator.h"
+#include "plugins/deviceshare/scoring.h"
 
 using namespace koord;
 using namespace koord::roles::scheduler;
@@ -79,6 +81,35 @@ TEST_CASE("device hints: selector picks devices by their labels", "[scheduler][d
                      R"("NotIn","values":["A100"]}]}}})");
   REQUIRE(other.status.ok());
   CHECK(minorsOf(other.devices, "gpu") == std::vector<int>{0});
+}
+
+TEST_CASE("device hints: Score counts only the devices the selector picks",
+          "[scheduler][deviceshare]") {
+  // Two nodes alike in their A100 (free) and unlike in their T4 (taken on one): under spread
+  // the pod bound for the A100 scores them alike, as Koordinator's filterNodeDevice leaves the
+  // T4 out of the sums.
+  const auto half = podRequests({{"koordinator.sh/gpu-memory-ratio", "50"}});
+  NodeDeviceState idle = nodeWith({labelled(gpuJson({.minor = 0}), R"({"model":"T4"})"),
+                                   labelled(gpuJson({.minor = 1}), R"({"model":"A100"})")});
+  NodeDeviceState busy = nodeWith({labelled(gpuJson({.minor = 0}), R"({"model":"T4"})"),
+                                   labelled(gpuJson({.minor = 1}), R"({"model":"A100"})")});
+  apis::DeviceAllocations t4;
+  REQUIRE(allocateDevices(busy, podRequests({{"nvidia.com/gpu", "1"}}), {}, t4).ok());
+  REQUIRE(minorsOf(t4, "gpu") == std::vector<int>{0});
+  REQUIRE(busy.addPod("ns/t4", t4));
+  const DeviceScorer spread = DeviceScorer::defaults();
+  const PodDeviceHints a100 =
+      hintsOf(R"({"gpu":{"selector":{"matchLabels":{"model":"A100"}}}})", "", half);
+  std::int64_t idle_score = 0;
+  std::int64_t busy_score = 0;
+  REQUIRE(scoreNode(idle, half, spread, {.hints = &a100}, idle_score).ok());
+  REQUIRE(scoreNode(busy, half, spread, {.hints = &a100}, busy_score).ok());
+  CHECK(idle_score > 0);
+  CHECK(busy_score == idle_score);
+  // Without the hint the taken T4 counts, and spread prefers the idle node.
+  REQUIRE(scoreNode(idle, half, spread, {}, idle_score).ok());
+  REQUIRE(scoreNode(busy, half, spread, {}, busy_score).ok());
+  CHECK(busy_score < idle_score);
 }
 
 TEST_CASE("device hints: ApplyForAll and RequestsAsCount", "[scheduler][deviceshare]") {

@@ -33,7 +33,9 @@ Published snapshotOf(const NodeDeviceState& node) {
   GpuFastView view;
   view.publish(node, true);
   Published out;
-  out.read = view.read(out.view, true);
+  out.read = view.read(out.view, GpuFastView::Part::kCards);
+  // Score's read fills the sums (and reads the header alike).
+  CHECK(view.read(out.view, GpuFastView::Part::kSums) == out.read);
   out.usable = out.read == GpuFastView::Read::kUsable;
   return out;
 }
@@ -140,24 +142,24 @@ TEST_CASE("gpu fast view: a published change is what the next read sees",
   GpuFastView view;
   GpuFastView::Snapshot snap;
   // Nothing published yet: the reader goes to the node's whole state.
-  CHECK(view.read(snap, false) == GpuFastView::Read::kUnknown);
+  CHECK(view.read(snap, GpuFastView::Part::kCards) == GpuFastView::Read::kUnknown);
   view.publish(node, true);
   const PodDeviceRequests half = podRequests({{"koordinator.sh/gpu-memory-ratio", "60"}});
   GpuDemand demand;
   REQUIRE(
       gpuDemand(*node.gpuCardMemory(), half.of(DeviceType::kGPU), demand.per_device, demand.count)
           .ok());
-  REQUIRE(view.read(snap, false) == GpuFastView::Read::kUsable);
+  REQUIRE(view.read(snap, GpuFastView::Part::kCards) == GpuFastView::Read::kUsable);
   CHECK(checkGpusFast(snap, demand).ok());
   apis::DeviceAllocations got;
   REQUIRE(allocateDevices(node, half, {}, got).ok());
   REQUIRE(node.addPod("ns/a", got));
   view.publish(node, true);
-  REQUIRE(view.read(snap, false) == GpuFastView::Read::kUsable);
+  REQUIRE(view.read(snap, GpuFastView::Part::kCards) == GpuFastView::Read::kUsable);
   CHECK(checkGpusFast(snap, demand).code() == Code::kUnschedulable);
   // The node's accounting dropped (its Node deleted): every pod passes there, as without one.
   view.publish(NodeDeviceState(), false);
-  CHECK(view.read(snap, false) == GpuFastView::Read::kAbsent);
+  CHECK(view.read(snap, GpuFastView::Part::kCards) == GpuFastView::Read::kAbsent);
 }
 
 TEST_CASE("gpu fast view: the demand memo answers for its own card memory only",
@@ -218,14 +220,19 @@ TEST_CASE("gpu fast view: readers racing a writer see whole publications only",
     readers.emplace_back([&] {
       GpuFastView::Snapshot snap;
       while (!done.load(std::memory_order_relaxed)) {
-        if (view.read(snap, true) != GpuFastView::Read::kUsable)
+        // Filter's read: every card as one state left it.
+        if (view.read(snap, GpuFastView::Part::kCards) != GpuFastView::Read::kUsable)
           continue;
         reads.fetch_add(1, std::memory_order_relaxed);
         for (std::uint32_t i = 1; i < snap.count; ++i) {
           if (snap.free[i].core != snap.free[0].core || snap.free[i].ratio != snap.free[0].ratio)
             torn.fetch_add(1, std::memory_order_relaxed);
         }
-        if (snap.free_sum.get(DeviceResource::kGPUCore) != 8 * snap.free[0].core)
+        // Score's read: the sums of one state (each card's core and ratio are equal there).
+        if (view.read(snap, GpuFastView::Part::kSums) != GpuFastView::Read::kUsable)
+          continue;
+        const std::int64_t core = snap.free_sum.get(DeviceResource::kGPUCore);
+        if (core != snap.free_sum.get(DeviceResource::kGPUMemoryRatio) || core % 8 != 0)
           torn.fetch_add(1, std::memory_order_relaxed);
       }
     });

@@ -10,6 +10,7 @@
 #include "catch_expected.h"
 #include "framework/plugin_registry.h"
 #include "framework/snapshot.h"
+#include "koord/core/metrics.h"
 #include "runtime/framework.h"
 #include "runtime/parallelizer.h"
 #include "runtime/schedule_pod.h"
@@ -667,4 +668,66 @@ TEST_CASE("a score out of 0 to 100 is an error naming the first plugin and node"
   auto fine = (*fw)->runScorePlugins(state, pod, list);
   REQUIRE(fine);
   CHECK((*fine)[199].score == 200 + 100);
+}
+
+TEST_CASE("framework metrics: each extension point per cycle, each plugin in sampled cycles") {
+  Fixture f;
+  koord::metrics::Registry registry;
+  auto fw =
+      Framework::create(f.profile({"Index"}), f.registry, f.cluster, f.parallelizer, &registry);
+  REQUIRE(fw);
+  auto snap = nodes(10);
+  PodScheduler sched(**fw, 0, 1);
+  PodInfo pod;
+  pod.name = "p";
+  // Upstream's default samples a tenth of the cycles: the first nine time no plugin.
+  for (int i = 0; i < 9; ++i) {
+    CycleState state;
+    REQUIRE(std::holds_alternative<ScheduleResult>(sched.schedule(state, pod, snap)));
+  }
+  auto count = [&](std::string_view series) {
+    const std::string text = registry.render();
+    const std::string line = std::string(series) + " ";
+    const auto at = text.find(line);
+    return at == std::string::npos
+               ? std::string("absent")
+               : text.substr(at + line.size(), text.find('\n', at) - at - line.size());
+  };
+  const std::string filter_point =
+      R"(scheduler_framework_extension_point_duration_seconds_count{extension_point="Filter",)"
+      R"(status="Success",profile="koord-scheduler"})";
+  const std::string modulo_filter =
+      R"(scheduler_plugin_execution_duration_seconds_count{plugin="Modulo",)"
+      R"(extension_point="Filter",status="Success"})";
+  CHECK(count(filter_point) == "9");
+  CHECK(count(modulo_filter) == "absent");
+  CycleState tenth;
+  REQUIRE(std::holds_alternative<ScheduleResult>(sched.schedule(tenth, pod, snap)));
+  CHECK(tenth.record_plugin_metrics);
+  CHECK(count(filter_point) == "10");
+  // Every node was filtered once; those refused count under their status.
+  CHECK(count(modulo_filter) == "5");
+  CHECK(count(R"(scheduler_plugin_execution_duration_seconds_count{plugin="Modulo",)"
+              R"(extension_point="Filter",status="Unschedulable"})") == "5");
+  CHECK(count(R"(scheduler_plugin_execution_duration_seconds_count{plugin="Index",)"
+              R"(extension_point="Score",status="Success"})") == "5");
+  CHECK(count(R"(scheduler_plugin_execution_duration_seconds_count{plugin="Modulo",)"
+              R"(extension_point="PreFilter",status="Success"})") == "1");
+  CHECK(count(R"(scheduler_framework_extension_point_duration_seconds_count{extension_point=)"
+              R"("Score",status="Success",profile="koord-scheduler"})") == "10");
+
+  // Every cycle timed: PreBind and Bind as well, where they end.
+  (*fw)->setPluginMetricsSamplePercent(100);
+  auto state = std::make_shared<CycleState>();
+  REQUIRE(std::holds_alternative<ScheduleResult>(sched.schedule(*state, pod, snap)));
+  auto bound = std::make_shared<PodInfo>(pod);
+  Status result = Status::error("not called");
+  (*fw)->runPreBindAndBind(state, bound, "n8", [&](Status s) { result = std::move(s); });
+  REQUIRE(result.ok());
+  CHECK(count(R"(scheduler_plugin_execution_duration_seconds_count{plugin="Binder",)"
+              R"(extension_point="Bind",status="Success"})") == "1");
+  CHECK(count(R"(scheduler_framework_extension_point_duration_seconds_count{extension_point=)"
+              R"("PreBind",status="Success",profile="koord-scheduler"})") == "1");
+  CHECK(count(R"(scheduler_framework_extension_point_duration_seconds_count{extension_point=)"
+              R"("Bind",status="Success",profile="koord-scheduler"})") == "1");
 }

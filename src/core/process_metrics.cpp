@@ -75,6 +75,23 @@ std::function<void(const SeriesSink&)> single(std::function<std::optional<double
   };
 }
 
+// One series from a field of /proc/self/stat, read at each scrape.
+std::function<void(const SeriesSink&)> fromStat(std::function<double(const ProcessStat&)> field) {
+  return single([field = std::move(field)]() -> std::optional<double> {
+    auto s = selfStat();
+    return s ? std::optional(field(*s)) : std::nullopt;
+  });
+}
+
+// When this process started, in seconds since the epoch; it does not change, so it is read once.
+std::optional<double> startTime() {
+  auto s = selfStat();
+  auto boot = bootTime();
+  if (!s || !boot)
+    return std::nullopt;
+  return *boot + s->start_ticks / ticksPerSecond();
+}
+
 }  // namespace
 
 std::optional<ProcessStat> parseProcessStat(std::string_view text, double ticks_per_second) {
@@ -114,27 +131,16 @@ std::optional<ProcessStat> parseProcessStat(std::string_view text, double ticks_
 ProcessMetrics::ProcessMetrics(Registry& registry)
     : cpu_(registry.collectedCounter("process_cpu_seconds_total",
                                      "Total user and system CPU time spent in seconds.", {},
-                                     single([]() -> std::optional<double> {
-                                       auto s = selfStat();
-                                       return s ? std::optional(s->cpu_seconds) : std::nullopt;
-                                     }))),
+                                     fromStat([](const ProcessStat& s) { return s.cpu_seconds; }))),
       resident_(registry.collectedGauge("process_resident_memory_bytes",
                                         "Resident memory size in bytes.", {},
-                                        single([]() -> std::optional<double> {
-                                          auto s = selfStat();
-                                          if (!s)
-                                            return std::nullopt;
-                                          return static_cast<double>(s->resident_pages) *
+                                        fromStat([](const ProcessStat& s) {
+                                          return static_cast<double>(s.resident_pages) *
                                                  static_cast<double>(sysconf(_SC_PAGESIZE));
                                         }))),
-      virtual_(registry.collectedGauge("process_virtual_memory_bytes",
-                                       "Virtual memory size in bytes.", {},
-                                       single([]() -> std::optional<double> {
-                                         auto s = selfStat();
-                                         if (!s)
-                                           return std::nullopt;
-                                         return static_cast<double>(s->virtual_bytes);
-                                       }))),
+      virtual_(registry.collectedGauge(
+          "process_virtual_memory_bytes", "Virtual memory size in bytes.", {},
+          fromStat([](const ProcessStat& s) { return static_cast<double>(s.virtual_bytes); }))),
       virtual_max_(registry.collectedGauge("process_virtual_memory_max_bytes",
                                            "Maximum amount of virtual memory available in bytes.",
                                            {}, single([] { return softLimit(RLIMIT_AS); }))),
@@ -145,12 +151,6 @@ ProcessMetrics::ProcessMetrics(Registry& registry)
                                        single([] { return softLimit(RLIMIT_NOFILE); }))),
       start_time_(registry.collectedGauge("process_start_time_seconds",
                                           "Start time of the process since unix epoch in seconds.",
-                                          {}, single([]() -> std::optional<double> {
-                                            auto s = selfStat();
-                                            auto boot = bootTime();
-                                            if (!s || !boot)
-                                              return std::nullopt;
-                                            return *boot + s->start_ticks / ticksPerSecond();
-                                          }))) {}
+                                          {}, single([start = startTime()] { return start; }))) {}
 
 }  // namespace koord::metrics

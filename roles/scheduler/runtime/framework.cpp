@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
-#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -110,6 +109,42 @@ void addBlockTime(PluginTime* slots, const CallCodes& codes, Clock::duration ela
     slots[c].ns += ns * static_cast<std::int64_t>(codes[c]) / static_cast<std::int64_t>(calls);
     slots[c].calls += codes[c];
   }
+}
+
+// Adds a chunk's plugin times into the pass's (under the caller's lock).
+void addTimes(std::vector<PluginTime>& into, const std::vector<PluginTime>& from) {
+  for (std::size_t t = 0; t < from.size(); ++t) {
+    into[t].ns += from[t].ns;
+    into[t].calls += from[t].calls;
+  }
+}
+
+// A pass's plugin times, kStatusCodeCount slots per plugin of the pass: `plugin_of(i)` is the
+// framework's index of the pass's i-th plugin.
+template <typename PluginOf>
+void observeTimes(FrameworkMetrics& metrics, MetricPoint point,
+                  const std::vector<PluginTime>& times, PluginOf&& plugin_of) {
+  for (std::size_t t = 0; t < times.size(); ++t) {
+    if (times[t].calls > 0) {
+      metrics.observePlugin(plugin_of(t / kStatusCodeCount), point,
+                            static_cast<Code>(t % kStatusCodeCount),
+                            static_cast<double>(times[t].ns) / 1e9, times[t].calls);
+    }
+  }
+}
+
+// The status label of what an extension point or a plugin call returned.
+Code codeOf(const Status& s) {
+  return s.code();
+}
+Code codeOf(const PermitResult& r) {
+  return r.status.code();
+}
+Code codeOf(const Framework::FilterOutcome& out) {
+  return out.error.ok() ? Code::kSuccess : Code::kError;
+}
+Code codeOf(const kube::Expected<std::vector<NodeScore>>& scores) {
+  return scores ? Code::kSuccess : Code::kError;
 }
 
 // A Filter plugin's failing status as the framework reports it: unschedulable ones named after
@@ -252,12 +287,17 @@ auto Framework::timed(const CycleState& state, const Plugin* plugin, MetricPoint
     return fn();
   const auto start = Clock::now();
   auto result = fn();
-  Code code;
-  if constexpr (std::is_same_v<decltype(result), PermitResult>)
-    code = result.status.code();
-  else
-    code = result.code();
-  fw_metrics_->observePlugin(indexOf(plugin), point, code, secondsSince(start));
+  fw_metrics_->observePlugin(indexOf(plugin), point, codeOf(result), secondsSince(start));
+  return result;
+}
+
+template <typename Fn>
+auto Framework::timedPoint(MetricPoint point, Fn&& fn) const {
+  if (!fw_metrics_)
+    return fn();
+  const auto start = Clock::now();
+  auto result = fn();
+  fw_metrics_->observePoint(point, codeOf(result), secondsSince(start));
   return result;
 }
 
@@ -279,12 +319,7 @@ Status Framework::runPreEnqueuePlugins(const PodInfo& pod) const {
 Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod) {
   // The cycle starts here: whether it is sampled is decided once, for every later point.
   state.record_plugin_metrics = fw_metrics_ != nullptr && fw_metrics_->sampleCycle();
-  if (!fw_metrics_)
-    return preFilter(state, pod);
-  const auto start = Clock::now();
-  Status s = preFilter(state, pod);
-  fw_metrics_->observePoint(MetricPoint::kPreFilter, s.code(), secondsSince(start));
-  return s;
+  return timedPoint(MetricPoint::kPreFilter, [&] { return preFilter(state, pod); });
 }
 
 Status Framework::preFilter(CycleState& state, const PodInfo& pod) {
@@ -398,13 +433,7 @@ Status Framework::runPreFilterRemovePod(CycleState& state, const PodInfo& pod_to
 Framework::FilterOutcome Framework::findNodesThatPassFilters(const CycleState& state,
                                                              const PodInfo& pod, std::size_t start,
                                                              std::size_t wanted) {
-  if (!fw_metrics_)
-    return filterNodes(state, pod, start, wanted);
-  const auto pass_start = Clock::now();
-  FilterOutcome out = filterNodes(state, pod, start, wanted);
-  fw_metrics_->observePoint(MetricPoint::kFilter, out.error.ok() ? Code::kSuccess : Code::kError,
-                            secondsSince(pass_start));
-  return out;
+  return timedPoint(MetricPoint::kFilter, [&] { return filterNodes(state, pod, start, wanted); });
 }
 
 Framework::FilterOutcome Framework::filterNodes(const CycleState& state, const PodInfo& pod,
@@ -534,20 +563,13 @@ Framework::FilterOutcome Framework::filterNodes(const CycleState& state, const P
           std::lock_guard lock(failures_mu);
           for (auto& f : local)
             failures.push_back(std::move(f));
-          for (std::size_t t = 0; t < timing_slots; ++t) {
-            plugin_time[t].ns += local_time[t].ns;
-            plugin_time[t].calls += local_time[t].calls;
-          }
+          addTimes(plugin_time, local_time);
         }
       },
       &stop);
-  for (std::size_t t = 0; t < timing_slots; ++t) {
-    if (plugin_time[t].calls > 0) {
-      fw_metrics_->observePlugin(indexOf(filters_[t / kStatusCodeCount].plugin),
-                                 MetricPoint::kFilter, static_cast<Code>(t % kStatusCodeCount),
-                                 static_cast<double>(plugin_time[t].ns) / 1e9,
-                                 plugin_time[t].calls);
-    }
+  if (timing) {
+    observeTimes(*fw_metrics_, MetricPoint::kFilter, plugin_time,
+                 [&](std::size_t f) { return indexOf(filters_[f].plugin); });
   }
   const std::size_t hi = reached.load();
   std::sort(failures.begin(), failures.end(),
@@ -585,12 +607,8 @@ Framework::FilterOutcome Framework::filterNodes(const CycleState& state, const P
 
 Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                        const NodeStatusMap& failed, PostFilterResult& result) {
-  if (!fw_metrics_)
-    return postFilter(state, pod, failed, result);
-  const auto start = Clock::now();
-  Status s = postFilter(state, pod, failed, result);
-  fw_metrics_->observePoint(MetricPoint::kPostFilter, s.code(), secondsSince(start));
-  return s;
+  return timedPoint(MetricPoint::kPostFilter,
+                    [&] { return postFilter(state, pod, failed, result); });
 }
 
 Status Framework::postFilter(CycleState& state, const PodInfo& pod, const NodeStatusMap& failed,
@@ -610,12 +628,7 @@ Status Framework::postFilter(CycleState& state, const PodInfo& pod, const NodeSt
 
 Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
-  if (!fw_metrics_)
-    return preScore(state, pod, nodes);
-  const auto start = Clock::now();
-  Status s = preScore(state, pod, nodes);
-  fw_metrics_->observePoint(MetricPoint::kPreScore, s.code(), secondsSince(start));
-  return s;
+  return timedPoint(MetricPoint::kPreScore, [&] { return preScore(state, pod, nodes); });
 }
 
 Status Framework::preScore(CycleState& state, const PodInfo& pod,
@@ -642,13 +655,7 @@ Status Framework::preScore(CycleState& state, const PodInfo& pod,
 
 kube::Expected<std::vector<NodeScore>> Framework::runScorePlugins(
     const CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& nodes) {
-  if (!fw_metrics_)
-    return score(state, pod, nodes);
-  const auto start = Clock::now();
-  auto scores = score(state, pod, nodes);
-  fw_metrics_->observePoint(MetricPoint::kScore, scores ? Code::kSuccess : Code::kError,
-                            secondsSince(start));
-  return scores;
+  return timedPoint(MetricPoint::kScore, [&] { return score(state, pod, nodes); });
 }
 
 kube::Expected<std::vector<NodeScore>> Framework::score(const CycleState& state, const PodInfo& pod,
@@ -755,19 +762,12 @@ kube::Expected<std::vector<NodeScore>> Framework::score(const CycleState& state,
     }
     if (timing) {
       std::lock_guard lock(error_mu);
-      for (std::size_t t = 0; t < timing_slots; ++t) {
-        plugin_time[t].ns += local_time[t].ns;
-        plugin_time[t].calls += local_time[t].calls;
-      }
+      addTimes(plugin_time, local_time);
     }
   });
-  for (std::size_t t = 0; t < timing_slots; ++t) {
-    if (plugin_time[t].calls > 0) {
-      fw_metrics_->observePlugin(indexOf(active[t / kStatusCodeCount].plugin), MetricPoint::kScore,
-                                 static_cast<Code>(t % kStatusCodeCount),
-                                 static_cast<double>(plugin_time[t].ns) / 1e9,
-                                 plugin_time[t].calls);
-    }
+  if (timing) {
+    observeTimes(*fw_metrics_, MetricPoint::kScore, plugin_time,
+                 [&](std::size_t p) { return indexOf(active[p].plugin); });
   }
   if (!error.empty())
     return kube::makeKubeError(error);
@@ -803,12 +803,7 @@ kube::Expected<std::vector<NodeScore>> Framework::score(const CycleState& state,
 
 Status Framework::runReservePlugins(CycleState& state, const PodInfo& pod,
                                     const std::string& node) {
-  if (!fw_metrics_)
-    return reserve(state, pod, node);
-  const auto start = Clock::now();
-  Status s = reserve(state, pod, node);
-  fw_metrics_->observePoint(MetricPoint::kReserve, s.code(), secondsSince(start));
-  return s;
+  return timedPoint(MetricPoint::kReserve, [&] { return reserve(state, pod, node); });
 }
 
 Status Framework::reserve(CycleState& state, const PodInfo& pod, const std::string& node) {
@@ -840,12 +835,7 @@ void Framework::runUnreservePlugins(CycleState& state, const PodInfo& pod,
 
 Status Framework::runPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node,
                                    std::vector<PluginWait>& waits) {
-  if (!fw_metrics_)
-    return permit(state, pod, node, waits);
-  const auto start = Clock::now();
-  Status s = permit(state, pod, node, waits);
-  fw_metrics_->observePoint(MetricPoint::kPermit, s.code(), secondsSince(start));
-  return s;
+  return timedPoint(MetricPoint::kPermit, [&] { return permit(state, pod, node, waits); });
 }
 
 Status Framework::permit(CycleState& state, const PodInfo& pod, const std::string& node,

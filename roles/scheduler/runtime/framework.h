@@ -176,6 +176,9 @@ class Framework final : public FrameworkHandle {
   /// fn() (one plugin call), timed into the plugin series when the cycle is sampled.
   template <typename Fn>
   auto timed(const CycleState& state, const Plugin* plugin, MetricPoint point, Fn&& fn) const;
+  /// fn() (one extension point's run), timed into the extension-point series.
+  template <typename Fn>
+  auto timedPoint(MetricPoint point, Fn&& fn) const;
 
   const ClusterView& cluster_;
   Parallelizer& parallelizer_;

@@ -208,6 +208,8 @@ Koordlet::Impl::Impl(app::RoleApp& role_in, const KoordletOptions& options,
                                   std::chrono::system_clock::now(),
                                   std::chrono::steady_clock::now());
                 gauges.update(cache, pods);
+                if (auto node = states.node())
+                  gauges.updateAllocatable(*node);
               }),
       advisor(
           io, [this] { return states.snapshot(); }, gates,

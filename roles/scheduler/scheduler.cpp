@@ -95,6 +95,9 @@ Scheduler::Scheduler(const config::SchedulerConfig& config, const PluginRegistry
   qo.on_incoming = [this](std::string_view queue, QueueEvent event) {
     metrics_.incomingPod(queue, event);
   };
+  qo.on_unschedulable = [this](const QueuedPodInfo& info, int delta) {
+    metrics_.unschedulablePods(info.unschedulable_plugins, info.pod->scheduler_name, delta);
+  };
   // A pod is gated by the PreEnqueue plugins of the profile that schedules it.
   bool any_pre_enqueue = false;
   for (const auto& p : profiles_)
@@ -447,6 +450,7 @@ bool Scheduler::scheduleOne() {
         KOORD_LOG_ERROR("scheduler: preemption for {}: {}", pod.key(), s.message());
     }
     metrics_.attempt(AttemptResult::kUnschedulable, profile->name, secondsSince(start));
+    info.unschedulable_plugins = fit->unschedulablePlugins();
     failed(*profile, std::move(info), cycle, kReasonUnschedulable, fit->message(), nominated);
     return true;
   }
@@ -504,6 +508,8 @@ bool Scheduler::scheduleOne() {
     const bool rejected = permit.isUnschedulable();
     metrics_.attempt(rejected ? AttemptResult::kUnschedulable : AttemptResult::kError,
                      profile->name, secondsSince(start));
+    if (rejected && !permit.plugin().empty())
+      info.unschedulable_plugins = {permit.plugin()};
     failed(*profile, std::move(info), cycle,
            rejected ? kReasonUnschedulable : kReasonSchedulerError, permit.message(), "");
     return true;
@@ -532,6 +538,8 @@ void Scheduler::permitRejected(Profile& profile, CycleState& state, QueuedPodInf
   else
     queue_->moveAllToActiveOrBackoffQueue(QueueEvent::kAssignedPodDelete);
   metrics_.attempt(AttemptResult::kUnschedulable, profile.name, secondsSince(start));
+  if (!status.plugin().empty())
+    info.unschedulable_plugins = {status.plugin()};
   failed(profile, std::move(info), cycle, kReasonUnschedulable, status.message(), "");
 }
 

@@ -64,6 +64,12 @@ SchedulerMetrics::SchedulerMetrics(metrics::Registry& r)
                        "in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' "
                        "means number of pods in unschedulableQ.",
                        {"queue"})),
+      unschedulable_(r.gauge("scheduler_unschedulable_pods",
+                             "The number of unschedulable pods broken down by plugin name. A pod "
+                             "will increment the gauge for all plugins that caused it to not "
+                             "schedule and so this metric have meaning only when broken down by "
+                             "plugin.",
+                             {"plugin", "profile"})),
       cache_size_(r.gauge("scheduler_scheduler_cache_size",
                           "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
                           {"type"})),
@@ -116,6 +122,12 @@ void SchedulerMetrics::preemptionAttempt() {
 
 void SchedulerMetrics::incomingPod(std::string_view queue, QueueEvent event) {
   incoming_.with({queue, toString(event)}).inc();
+}
+
+void SchedulerMetrics::unschedulablePods(const std::vector<std::string>& plugins,
+                                         std::string_view profile, int delta) {
+  for (const std::string& plugin : plugins)
+    unschedulable_.with({plugin, profile}).add(delta);
 }
 
 void SchedulerMetrics::queueSizes(const QueueSizes& s) {

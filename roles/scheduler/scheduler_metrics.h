@@ -43,6 +43,10 @@ class SchedulerMetrics {
   void podScheduled(int attempts, double since_first_queued_seconds);
   void preemptionAttempt();
   void incomingPod(std::string_view queue, QueueEvent event);
+  /// A pod entered (+1) or left (-1) unschedulableQ: scheduler_unschedulable_pods{plugin,
+  /// profile} for each plugin that refused it.
+  void unschedulablePods(const std::vector<std::string>& plugins, std::string_view profile,
+                         int delta);
   void queueSizes(const QueueSizes& sizes);
   void cacheSizes(const CacheCounts& counts);
 
@@ -68,6 +72,7 @@ class SchedulerMetrics {
   metrics::Family<metrics::Counter>& preemption_attempts_;
   metrics::Family<metrics::Counter>& incoming_;
   metrics::Family<metrics::Gauge>& pending_;
+  metrics::Family<metrics::Gauge>& unschedulable_;
   metrics::Family<metrics::Gauge>& cache_size_;
   metrics::Family<metrics::Counter>& reservation_attempts_;
   metrics::Family<metrics::Histogram>& reservation_duration_;

@@ -94,6 +94,10 @@ Expected<DeviceAllocation> decodeAllocation(const json::value& v, std::string_vi
         }
       }
     }
+    auto name = jf::stringField(**ext, "gpuSharedResourceTemplate", ext_path);
+    if (!name)
+      return name.error();
+    out.gpu_shared_resource_template = std::move(*name);
   }
   return out;
 }
@@ -160,6 +164,7 @@ std::string formatDeviceAllocations(const DeviceAllocations& allocations) {
     list.reserve(items.size());
     for (const DeviceAllocation& a : items) {
       json::object item{{"minor", a.minor}, {"resources", detail::resourceListJson(a.resources)}};
+      json::object extension;
       if (!a.vfs.empty()) {
         json::array vfs;
         for (const VirtualFunction& vf : a.vfs) {
@@ -170,8 +175,12 @@ std::string formatDeviceAllocations(const DeviceAllocations& allocations) {
             f["busID"] = vf.bus_id;
           vfs.push_back(std::move(f));
         }
-        item["extension"] = json::object{{"vfs", std::move(vfs)}};
+        extension["vfs"] = std::move(vfs);
       }
+      if (!a.gpu_shared_resource_template.empty())
+        extension["gpuSharedResourceTemplate"] = a.gpu_shared_resource_template;
+      if (!extension.empty())
+        item["extension"] = std::move(extension);
       list.push_back(std::move(item));
     }
     root[type] = std::move(list);

@@ -20,6 +20,7 @@
 
 #include "koord/core/duration.h"
 #include "koord/core/log.h"
+#include "koord/core/metrics.h"
 #include "koord/kube/time.h"
 
 namespace koord::kube {
@@ -140,6 +141,18 @@ std::string describe(const ApiError& e) {
 
 // A stop() from a non-io thread waits this long for the release and on_stopped_leading.
 constexpr milliseconds kStopWait{2000};
+
+// client-go's leader_election_master_status{name}: 1 while this process holds the lease named,
+// 0 while it campaigns or after it lost it.
+metrics::Gauge& masterStatus(const std::string& lease_name) {
+  return metrics::Registry::global()
+      .gauge("leader_election_master_status",
+             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+             "backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
+             "make sure to group by name.",
+             {"name"})
+      .with({lease_name});
+}
 
 struct ElectorState : std::enable_shared_from_this<ElectorState> {
   enum class Phase { kIdle, kCampaigning, kLeading, kStopping, kFinished };
@@ -305,6 +318,7 @@ struct ElectorState : std::enable_shared_from_this<ElectorState> {
         std::lock_guard lock(mu);
         leading = true;
       }
+      masterStatus(config.lease_name).set(1);
       KOORD_LOG_INFO("became leader of lease {} as {}", key, config.identity);
       runCallback([this] {
         started_called = true;
@@ -399,6 +413,7 @@ struct ElectorState : std::enable_shared_from_this<ElectorState> {
       std::lock_guard lock(mu);
       leading = false;
     }
+    masterStatus(config.lease_name).set(0);
     KOORD_LOG_INFO("lost leadership of lease {} as {}: {}", key, config.identity, why);
     runStoppedCallback();
     markFinished();
@@ -460,8 +475,10 @@ struct ElectorState : std::enable_shared_from_this<ElectorState> {
       was_leading = leading;
       leading = false;
     }
-    if (was_leading)
+    if (was_leading) {
+      masterStatus(config.lease_name).set(0);
       KOORD_LOG_INFO("stopped leading lease {} as {}", key, config.identity);
+    }
     runStoppedCallback();
     markFinished();
   }
@@ -576,6 +593,7 @@ void LeaderElector::start() {
     if (s->phase != detail::ElectorState::Phase::kIdle)
       return;
     s->phase = detail::ElectorState::Phase::kCampaigning;
+    detail::masterStatus(s->config.lease_name).set(0);
     s->attempt();
   });
 }

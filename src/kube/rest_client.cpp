@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "koord/core/metrics.h"
 #include "koord/http/client.h"
 #include "koord/kube/json_limits.h"
 #include "koord/kube/list_decoder.h"
@@ -212,13 +213,54 @@ std::string resourcePath(const ResourceRef& ref) {
 
 namespace detail {
 
+// client-go's rest_client_* series (k8s.io/component-base/metrics/prometheus/restclient), in the
+// process's registry as client-go puts them in the legacy one: every client of every role.
+struct ClientMetrics {
+  metrics::HistogramFamily& latency;
+  metrics::CounterFamily& results;
+  metrics::HistogramFamily& limiter_wait;
+
+  static ClientMetrics& get() {
+    static const std::vector<double> buckets{0.005, 0.025, 0.1, 0.25, 0.5,  1.0,
+                                             2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
+    static ClientMetrics m{
+        metrics::Registry::global().histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.", {"verb", "host"},
+            buckets),
+        metrics::Registry::global().counter(
+            "rest_client_requests_total",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            {"code", "method", "host"}),
+        metrics::Registry::global().histogram(
+            "rest_client_rate_limiter_duration_seconds",
+            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+            {"verb", "host"}, buckets),
+    };
+    return m;
+  }
+};
+
+// The URL's host and port ("https://10.0.0.1:6443/x" -> "10.0.0.1:6443"), client-go's u.Host.
+std::string hostOf(std::string_view url) {
+  if (auto scheme = url.find("://"); scheme != std::string_view::npos)
+    url.remove_prefix(scheme + 3);
+  return std::string(url.substr(0, url.find('/')));
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 struct RestState : std::enable_shared_from_this<RestState> {
   RestState(boost::asio::io_context& io_in, RestConfig config_in)
       : io(io_in),
         config(std::move(config_in)),
         client(io_in, clientOptions(config)),
         limiter(config.qps, config.burst),
-        token(config.bearer_token) {
+        token(config.bearer_token),
+        host(hostOf(config.host)),
+        metrics(ClientMetrics::get()) {
     if (!token.empty())
       token_read = std::chrono::steady_clock::now();
   }
@@ -252,32 +294,35 @@ struct RestState : std::enable_shared_from_this<RestState> {
 
   void send(std::string method, std::string target, std::string body, std::string content_type,
             RestClient::Callback done, json::storage_ptr storage = {}, WriteFence fence = {}) {
-    limiter.asyncAcquire(io, [self = shared_from_this(), method = std::move(method),
-                              target = std::move(target), body = std::move(body),
-                              content_type = std::move(content_type), done = std::move(done),
-                              storage = std::move(storage),
-                              fence = std::move(fence)](boost::system::error_code ec) mutable {
-      if (ec) {
-        done(transportError(
-            fmt::format("{} {}: rate limiter wait failed: {}", method, target, ec.message())));
-        return;
-      }
-      // Asked after the limiter's wait, which can be long: leadership may have ended in it.
-      std::chrono::milliseconds timeout{0};
-      if (fence) {
-        const auto left = fence();
-        if (left <= std::chrono::milliseconds(0)) {
-          ApiError e;
-          e.reason = "Fenced";
-          e.message = fmt::format("{} {}: not sent: this process no longer leads", method, target);
-          done(std::move(e));
-          return;
-        }
-        timeout = self->config.timeout.count() > 0 ? std::min(left, self->config.timeout) : left;
-      }
-      self->sendNow(std::move(method), std::move(target), std::move(body), std::move(content_type),
-                    std::move(done), std::move(storage), timeout);
-    });
+    limiter.asyncAcquire(
+        io, [self = shared_from_this(), method = std::move(method), target = std::move(target),
+             body = std::move(body), content_type = std::move(content_type), done = std::move(done),
+             storage = std::move(storage), fence = std::move(fence),
+             queued = std::chrono::steady_clock::now()](boost::system::error_code ec) mutable {
+          self->metrics.limiter_wait.with({method, self->host}).observe(secondsSince(queued));
+          if (ec) {
+            done(transportError(
+                fmt::format("{} {}: rate limiter wait failed: {}", method, target, ec.message())));
+            return;
+          }
+          // Asked after the limiter's wait, which can be long: leadership may have ended in it.
+          std::chrono::milliseconds timeout{0};
+          if (fence) {
+            const auto left = fence();
+            if (left <= std::chrono::milliseconds(0)) {
+              ApiError e;
+              e.reason = "Fenced";
+              e.message =
+                  fmt::format("{} {}: not sent: this process no longer leads", method, target);
+              done(std::move(e));
+              return;
+            }
+            timeout =
+                self->config.timeout.count() > 0 ? std::min(left, self->config.timeout) : left;
+          }
+          self->sendNow(std::move(method), std::move(target), std::move(body),
+                        std::move(content_type), std::move(done), std::move(storage), timeout);
+        });
   }
 
   ApiResult<http::ClientRequest> prepare(std::string method, const std::string& target) {
@@ -307,14 +352,20 @@ struct RestState : std::enable_shared_from_this<RestState> {
       req.headers.emplace_back("Content-Type", std::move(content_type));
     req.body = std::move(body);
     std::string what = req.method + " " + target;
-    client.send(std::move(req), [what = std::move(what), done = std::move(done),
-                                 storage = std::move(storage)](Result<http::Response> r) {
-      if (!r) {
-        done(transportError(fmt::format("{}: {}", what, r.error().message())));
-        return;
-      }
-      done(toResult(what, *r, storage));
-    });
+    std::string verb = req.method;
+    client.send(
+        std::move(req), [self = shared_from_this(), verb = std::move(verb), what = std::move(what),
+                         done = std::move(done), storage = std::move(storage),
+                         sent = std::chrono::steady_clock::now()](Result<http::Response> r) {
+          self->metrics.latency.with({verb, self->host}).observe(secondsSince(sent));
+          self->metrics.results.with({r ? std::to_string(r->status) : "<error>", verb, self->host})
+              .inc();
+          if (!r) {
+            done(transportError(fmt::format("{}: {}", what, r.error().message())));
+            return;
+          }
+          done(toResult(what, *r, storage));
+        });
   }
 
   boost::asio::io_context& io;
@@ -324,6 +375,8 @@ struct RestState : std::enable_shared_from_this<RestState> {
   std::mutex token_mu;
   std::string token;
   std::optional<std::chrono::steady_clock::time_point> token_read;
+  const std::string host;
+  ClientMetrics& metrics;
 };
 
 }  // namespace detail

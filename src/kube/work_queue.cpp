@@ -1,5 +1,7 @@
 #include "koord/kube/work_queue.h"
 
+#include "koord/core/metrics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -76,9 +78,83 @@ std::unique_ptr<ItemRateLimiter> defaultControllerRateLimiter(Clock& clock) {
   return std::make_unique<MaxOfRateLimiter>(std::move(limiters));
 }
 
-WorkQueue::WorkQueue(std::unique_ptr<ItemRateLimiter> limiter)
+WorkQueueMetrics workQueueMetrics(metrics::Registry& registry, const std::string& name) {
+  // client-go's buckets: 10 ns to 10 s by tens.
+  std::vector<double> buckets;
+  for (double b = 1e-8; buckets.size() < 10; b *= 10)
+    buckets.push_back(b);
+  WorkQueueMetrics m;
+  m.depth = &registry.gauge("workqueue_depth", "Current depth of workqueue", {"name"}).with({name});
+  m.adds =
+      &registry
+           .counter("workqueue_adds_total", "Total number of adds handled by workqueue", {"name"})
+           .with({name});
+  m.queue_duration = &registry
+                          .histogram("workqueue_queue_duration_seconds",
+                                     "How long in seconds an item stays in workqueue before being "
+                                     "requested.",
+                                     {"name"}, buckets)
+                          .with({name});
+  m.work_duration = &registry
+                         .histogram("workqueue_work_duration_seconds",
+                                    "How long in seconds processing an item from workqueue takes.",
+                                    {"name"}, buckets)
+                         .with({name});
+  m.unfinished_work =
+      &registry
+           .gauge("workqueue_unfinished_work_seconds",
+                  "How many seconds of work has done that is in progress and hasn't been observed "
+                  "by work_duration. Large values indicate stuck threads. One can deduce the "
+                  "number of stuck threads by observing the rate at which this increases.",
+                  {"name"})
+           .with({name});
+  m.longest_running = &registry
+                           .gauge("workqueue_longest_running_processor_seconds",
+                                  "How many seconds has the longest running processor for "
+                                  "workqueue been running.",
+                                  {"name"})
+                           .with({name});
+  m.retries = &registry
+                   .counter("workqueue_retries_total",
+                            "Total number of retries handled by workqueue", {"name"})
+                   .with({name});
+  return m;
+}
+
+namespace {
+
+// How often the in-progress gauges are refreshed (client-go's updatePeriod).
+constexpr auto kUnfinishedWorkPeriod = std::chrono::milliseconds(500);
+
+double secondsBetween(std::chrono::steady_clock::time_point from,
+                      std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+}  // namespace
+
+WorkQueue::WorkQueue(std::unique_ptr<ItemRateLimiter> limiter, WorkQueueMetrics metrics)
     : limiter_(limiter ? std::move(limiter) : defaultControllerRateLimiter()),
+      metrics_(metrics),
+      measured_(metrics.depth != nullptr || metrics.adds != nullptr ||
+                metrics.queue_duration != nullptr || metrics.work_duration != nullptr ||
+                metrics.unfinished_work != nullptr || metrics.longest_running != nullptr ||
+                metrics.retries != nullptr),
       waiter_([this] { waitLoop(); }) {}
+
+void WorkQueue::updateUnfinishedWork(TimePoint now) {
+  double total = 0;
+  double longest = 0;
+  for (const auto& [key, started] : processing_started_) {
+    const double s = secondsBetween(started, now);
+    total += s;
+    longest = std::max(longest, s);
+  }
+  if (metrics_.unfinished_work != nullptr)
+    metrics_.unfinished_work->set(total);
+  if (metrics_.longest_running != nullptr)
+    metrics_.longest_running->set(longest);
+}
 
 WorkQueue::~WorkQueue() {
   shutDown();
@@ -89,6 +165,13 @@ void WorkQueue::add(const std::string& key) {
     std::lock_guard lock(mu_);
     if (shutting_down_ || !dirty_.insert(key).second)
       return;
+    if (measured_) {
+      if (metrics_.adds != nullptr)
+        metrics_.adds->inc();
+      if (metrics_.depth != nullptr)
+        metrics_.depth->add(1);
+      added_at_.try_emplace(key, std::chrono::steady_clock::now());
+    }
     if (processing_.count(key) != 0)
       return;  // done() queues it
     queue_.push_back(key);
@@ -105,6 +188,17 @@ std::optional<std::string> WorkQueue::get() {
   queue_.pop_front();
   processing_.insert(key);
   dirty_.erase(key);
+  if (measured_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (metrics_.depth != nullptr)
+      metrics_.depth->add(-1);
+    if (auto it = added_at_.find(key); it != added_at_.end()) {
+      if (metrics_.queue_duration != nullptr)
+        metrics_.queue_duration->observe(secondsBetween(it->second, now));
+      added_at_.erase(it);
+    }
+    processing_started_[key] = now;
+  }
   return key;
 }
 
@@ -112,6 +206,14 @@ void WorkQueue::done(const std::string& key) {
   {
     std::lock_guard lock(mu_);
     processing_.erase(key);
+    if (measured_) {
+      if (auto it = processing_started_.find(key); it != processing_started_.end()) {
+        if (metrics_.work_duration != nullptr)
+          metrics_.work_duration->observe(
+              secondsBetween(it->second, std::chrono::steady_clock::now()));
+        processing_started_.erase(it);
+      }
+    }
     if (dirty_.count(key) == 0)
       return;
     queue_.push_back(key);
@@ -175,16 +277,32 @@ void WorkQueue::addAfter(const std::string& key, std::chrono::nanoseconds delay)
 }
 
 void WorkQueue::waitLoop() {
+  TimePoint next_metrics_update = std::chrono::steady_clock::now();
   std::unique_lock lock(waiting_mu_);
   while (!waiting_stop_) {
+    const TimePoint now = std::chrono::steady_clock::now();
+    // The in-progress gauges are refreshed on this thread, which wakes for them when measured.
+    if (measured_ && now >= next_metrics_update) {
+      lock.unlock();
+      {
+        std::lock_guard queue_lock(mu_);
+        updateUnfinishedWork(now);
+      }
+      lock.lock();
+      next_metrics_update = now + kUnfinishedWorkPeriod;
+      continue;
+    }
     if (waiting_.empty()) {
-      waiting_cv_.wait(lock);
+      if (measured_)
+        waiting_cv_.wait_until(lock, next_metrics_update);
+      else
+        waiting_cv_.wait(lock);
       continue;
     }
     // A copy: the head may be replaced while the lock is released during the wait.
     const TimePoint ready = std::get<0>(*waiting_.begin());
-    if (std::chrono::steady_clock::now() < ready) {
-      waiting_cv_.wait_until(lock, ready);
+    if (now < ready) {
+      waiting_cv_.wait_until(lock, measured_ ? std::min(ready, next_metrics_update) : ready);
       continue;
     }
     std::string due = std::get<2>(*waiting_.begin());
@@ -198,6 +316,8 @@ void WorkQueue::waitLoop() {
 }
 
 void WorkQueue::addRateLimited(const std::string& key) {
+  if (metrics_.retries != nullptr && !shuttingDown())
+    metrics_.retries->inc();
   addAfter(key, limiter_->when(key));
 }
 

@@ -402,3 +402,101 @@ TEST_CASE("fine-grained: LSR cpuset, shared pools and shared GPUs on the real no
   REQUIRE(d.has_value());
   CHECK(str(*d, {"spec", "nodeName"}).empty());
 }
+
+TEST_CASE("fine-grained: vNPU requests wait for the GPU shared-resource templates ConfigMap",
+          "[fine-grained]") {
+  KubeApi api(koord::testing::tokenConfig());
+  koord::testing::applyCrds(*api);
+  auto env = koord::testing::readClusterEnv();
+  const std::string node = koord::testing::needEnv(env, "KOORD_NODE_NAME");
+  koord::testing::TestNamespace sys(*api, "koord-vnpu-sys");
+  koord::testing::PodNamespace work(*api, "koord-vnpu");
+  struct Cleanup {
+    koord::kube::RestClient& api;
+    std::string ns;
+    ~Cleanup() { koord::testing::removeAllPodsNow(api, ns); }
+  } cleanup{*api, work.name()};
+
+  // The templates are read from the args' namespace alone (the informer is narrowed to it).
+  koord::testing::TempTree tree("koord-vnpu-e2e");
+  const auto config_path = tree.path("scheduler.yaml");
+  {
+    std::ofstream f(config_path);
+    f << koord::testing::schedulerConfigHeader(sys.name())
+      << "profiles:\n"
+         "- schedulerName: "
+      << kSchedulerName
+      << "\n"
+         "  plugins:\n"
+         "    preFilter: {enabled: [{name: DeviceShare}]}\n"
+         "    filter: {enabled: [{name: DeviceShare}]}\n"
+         "    reserve: {enabled: [{name: DeviceShare}]}\n"
+         "  pluginConfig:\n"
+         "  - name: DeviceShare\n"
+         "    args:\n"
+         "      gpuSharedResourceTemplatesConfig:\n"
+         "        configMapNamespace: "
+      << sys.name()
+      << "\n"
+         "        configMapName: gpu-shared-resource-templates\n"
+         "        matchedResources: [huawei.com/npu-core]\n";
+  }
+  koord::testing::SchedulerProcess scheduler(config_path.string());
+  REQUIRE(eventually(60s, [&] { return loopbackGet(scheduler.port, "/healthz") == "ok"; }));
+
+  json::object vnpu{{"koordinator.sh/gpu.shared", "1"},
+                    {"huawei.com/npu-core", "1"},
+                    {"huawei.com/npu-cpu", "1"},
+                    {"huawei.com/npu-dvpp", "12"},
+                    {"koordinator.sh/gpu-memory", "3Gi"}};
+  ok(api->createSync(named(kPods, "", work.name()),
+                     schedulerPod("vnpu", node, "LS", "sleep 3600", vnpu, vnpu)),
+     "vnpu pod");
+  const auto waitingWith = [&](const std::string& text) {
+    std::string message;
+    const bool seen = eventually(60s, [&] {
+      auto p = api->getSync(named(kPods, "vnpu", work.name()));
+      message = p ? podScheduledMessage(*p) : "";
+      return message.find(text) != std::string::npos;
+    });
+    INFO("PodScheduled: " << message << "\nscheduler:\n" << scheduler.process->stderrSoFar());
+    CHECK(seen);
+    return seen;
+  };
+  // 1. No ConfigMap: DeviceShare refuses the slice at PreFilter, in Koordinator's words, and
+  //    the pod waits in the unschedulable queue under that plugin.
+  REQUIRE(waitingWith("no matched GPU shared resource template"));
+  const std::string unschedulable =
+      std::string("scheduler_unschedulable_pods{plugin=\"DeviceShare\",profile=\"") +
+      kSchedulerName + "\"} 1";
+  std::string scraped;
+  CHECK(eventually(30s, [&] {
+    scraped = loopbackGet(scheduler.port, "/metrics");
+    return scraped.find(unschedulable) != std::string::npos;
+  }));
+
+  // 2. The same templates in another namespace change nothing; in the args' one, the slice
+  //    matches vir01 and the pod moves on to the node's resources (this node offers no NPU).
+  const std::string data =
+      "huawei-Ascend-310P3:\n"
+      "  vir01:\n"
+      "    huawei.com/npu-core: \"1\"\n"
+      "    huawei.com/npu-cpu: \"1\"\n"
+      "    huawei.com/npu-dvpp: \"12\"\n"
+      "    koordinator.sh/gpu-memory: 3Gi\n";
+  const auto templates = [&](const std::string& ns) {
+    return json::object{
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata", {{"name", "gpu-shared-resource-templates"}, {"namespace", ns}}},
+        {"data", {{"data.yaml", data}}}};
+  };
+  ok(api->createSync(named(kConfigMaps, "", work.name()), templates(work.name())),
+     "templates elsewhere");
+  std::this_thread::sleep_for(3s);
+  auto still = api->getSync(named(kPods, "vnpu", work.name()));
+  REQUIRE(still.has_value());
+  CHECK_THAT(podScheduledMessage(*still), Catch::Contains("no matched GPU shared resource"));
+  ok(api->createSync(named(kConfigMaps, "", sys.name()), templates(sys.name())), "templates");
+  CHECK(waitingWith("Insufficient huawei.com/npu-core"));
+}

@@ -394,6 +394,25 @@ expect "default: DefaultPreemption at postFilter and Koordinator's unsupported G
   bash -c 'grep -q "name: DefaultPreemption" "$1" && grep -q "model: Ascend-310P3-300I-DUO" "$1"' \
   _ "$work/default.yaml"
 
+# koord's dashboards: off by default, four labelled ConfigMaps when on; and the GPU
+# shared-resource templates ConfigMap in the chart's namespace, the scheduler's args naming it.
+expect "default: no dashboards, the GPU shared-resource templates ConfigMap" \
+  bash -c '! grep -q "^ConfigMap|$2|koord-scheduling-dashboard|" "$1" &&
+    grep -q "^ConfigMap|$2|gpu-shared-resource-templates|" "$1"' _ "$work/default.sum" "$NS"
+expect "default: DeviceShareArgs read the templates from the chart's namespace" \
+  grep -q "configMapNamespace: $NS" "$work/default.yaml"
+if render_and_apply dashboards --set dashboards.enabled=true; then
+  dashboards() {
+    local d
+    for d in scheduling descheduling colocation koordlet; do
+      grep -q "^ConfigMap|$NS|koord-$d-dashboard|" "$work/dashboards.sum" || return 1
+    done
+    [[ $(grep -c '^    grafana_dashboard: "1"$' "$work/dashboards.yaml") -eq 4 ]]
+  }
+  expect "dashboards.enabled=true: four dashboard ConfigMaps labelled for Grafana's sidecar" \
+    dashboards
+fi
+
 # ---- 4. crds.managed and the per-CRD switches ------------------------------------------------
 crds_of() { grep '^CustomResourceDefinition|' "$1" | cut -d'|' -f3 | tr '\n' ' ' || true; }
 if render_and_apply crds-some \

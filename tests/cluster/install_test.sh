@@ -258,6 +258,34 @@ binder=$(kubectl_ -n koord-demo get events --field-selector reason=Scheduled \
   awk '/^batch-/ {print $2; exit}')
 check "batch pod bound by" "$binder" koord-scheduler
 
+# 5b. koord's dashboards (the chart's files/dashboards): every metric their expressions select
+#     is exported by the roles now running, each dashboard against the roles it shows (a
+#     histogram's _bucket, _sum and _count are its family's; a family is there once its # TYPE
+#     line is, samples or not).
+dashboard_metrics() { # FILE: the metric names its expressions select, one per line
+  grep '"expr"' "$1" | grep -oE '[a-zA-Z_:][a-zA-Z0-9_:]*[{]' | tr -d '{' |
+    sed -E 's/_(bucket|sum|count)$//' | sort -u
+}
+scrape() { curl -sf --max-time 5 "http://127.0.0.1:$1/metrics"; }
+declare -A dashboard_ports=([scheduling]="10251" [descheduling]="10261"
+  [colocation]="8080 9316" [koordlet]="9316")
+for d in scheduling descheduling colocation koordlet; do
+  exported=""
+  for port in ${dashboard_ports[$d]}; do
+    exported+=$(scrape "$port") || fail "no /metrics on 127.0.0.1:$port for dashboard koord-$d"
+    exported+=$'\n'
+  done
+  missing=()
+  count=0
+  while read -r m; do
+    count=$((count + 1))
+    grep -q "^# TYPE $m " <<<"$exported" || missing+=("$m")
+  done < <(dashboard_metrics "$root/deploy/charts/koordinator/files/dashboards/koord-$d.json")
+  ((count > 0)) || fail "dashboard koord-$d: no expressions read"
+  [[ ${#missing[@]} -eq 0 ]] || fail "dashboard koord-$d reads series no role exports: ${missing[*]}"
+  log "ok: the $count metrics dashboard koord-$d reads are exported"
+done
+
 # 6. Least privilege, as installed (docs/install.md, "What each role may do"): everything above
 #    ran under these rules and security contexts; here what they must not allow.
 can_i() { # service-account verb resource[/name] [namespace]; nodes/proxy and pods/eviction are
@@ -284,6 +312,9 @@ refused koord-manager get nodes/proxy
 refused koord-scheduler get nodes/proxy
 refused koord-scheduler get secrets "$NS"
 allowed koord-scheduler delete reservations.scheduling.koordinator.sh
+# DeviceShare's GPU shared-resource templates: ConfigMaps of its own namespace only.
+allowed koord-scheduler watch configmaps "$NS"
+refused koord-scheduler list configmaps kube-system
 allowed koord-descheduler create pods/eviction "$NS"
 refused koord-descheduler delete pods "$NS"
 refused koord-descheduler get secrets "$NS"

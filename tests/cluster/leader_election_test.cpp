@@ -22,6 +22,7 @@
 
 #include "cluster_api.h"
 #include "cluster_env.h"
+#include "koord/core/metrics.h"
 #include "koord/kube/leader_election.h"
 #include "koord/kube/watch.h"
 #include "subprocess.h"
@@ -435,9 +436,20 @@ TEST_CASE("stop() from another thread releases the lease before it returns", "[c
   elector->start();
   elector->start();  // a second start is ignored
   REQUIRE(events.waitFor([](Events& e) { return e.started == 1; }, 20s));
+  // client-go's leader_election_master_status{name=<lease>}: 1 while leading, 0 after.
+  const std::string status_series = "leader_election_master_status{name=\"" + lease + "\"} ";
+  const auto masterStatus = [&]() -> std::string {
+    const std::string text = koord::metrics::Registry::global().render();
+    const auto at = text.find(status_series);
+    return at == std::string::npos ? "absent"
+                                   : text.substr(at + status_series.size(),
+                                                 text.find('\n', at) - at - status_series.size());
+  };
+  CHECK(masterStatus() == "1");
 
   const auto before_stop = std::chrono::system_clock::now();
   elector->stop();
+  CHECK(masterStatus() == "0");
   {
     std::lock_guard lock(events.mu);
     CHECK(events.stopped == 1);  // before stop() returned

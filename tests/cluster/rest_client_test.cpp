@@ -20,6 +20,7 @@
 
 #include "cluster_api.h"
 #include "cluster_env.h"
+#include "koord/core/metrics.h"
 #include "koord/kube/kubeconfig.h"
 #include "koord/kube/rest_client.h"
 
@@ -330,6 +331,49 @@ TEST_CASE("transport failures are code 0 with the cause in the message", "[clust
   CHECK(r.error().code == 0);
   CHECK_FALSE(r.error().message.empty());
   CHECK(r.error().reason.empty());
+}
+
+TEST_CASE("rest_client_* series count requests by code, method and host", "[cluster]") {
+  auto config = tokenConfig();
+  const std::string host = config.host.substr(config.host.find("://") + 3);
+  const auto count = [&](const std::string& series) {
+    // The value after the series' labels in the registry's text, 0 when absent.
+    const std::string text = koord::metrics::Registry::global().render();
+    const auto at = text.find(series + " ");
+    return at == std::string::npos ? 0.0 : std::stod(text.substr(at + series.size() + 1));
+  };
+  const std::string ok_series =
+      "rest_client_requests_total{code=\"200\",method=\"GET\",host=\"" + host + "\"}";
+  const std::string missing_series =
+      "rest_client_requests_total{code=\"404\",method=\"GET\",host=\"" + host + "\"}";
+  const std::string latency_series =
+      "rest_client_request_duration_seconds_count{verb=\"GET\",host=\"" + host + "\"}";
+  const std::string limiter_series =
+      "rest_client_rate_limiter_duration_seconds_count{verb=\"GET\",host=\"" + host + "\"}";
+  const double ok_before = count(ok_series);
+  const double missing_before = count(missing_series);
+  const double latency_before = count(latency_series);
+  const double limiter_before = count(limiter_series);
+  Api api(config);
+  REQUIRE(api->getSync(kNamespaces).has_value());
+  REQUIRE(api->getSync(named(kNamespaces, "default")).has_value());
+  auto missing = api->getSync(named(kNamespaces, uniqueName("no-such")));
+  REQUIRE_FALSE(missing.has_value());
+  INFO(koord::metrics::Registry::global().render());
+  CHECK(count(ok_series) - ok_before == 2);
+  CHECK(count(missing_series) - missing_before == 1);
+  CHECK(count(latency_series) - latency_before == 3);
+  CHECK(count(limiter_series) - limiter_before == 3);
+
+  // A request that reaches no server is counted under client-go's "<error>".
+  config.host = "https://127.0.0.1:1";
+  config.timeout = 5s;
+  const std::string error_series =
+      "rest_client_requests_total{code=\"<error>\",method=\"GET\",host=\"127.0.0.1:1\"}";
+  const double errors_before = count(error_series);
+  Api unreachable(config);
+  REQUIRE_FALSE(unreachable->getSync(kNamespaces).has_value());
+  CHECK(count(error_series) - errors_before == 1);
 }
 
 TEST_CASE("async calls run their callbacks on the io_context", "[cluster]") {

@@ -44,6 +44,8 @@ struct DeviceAllocation {
   std::int32_t minor = 0;
   kube::ResourceList resources;
   std::vector<VirtualFunction> vfs;  // extension.vfs
+  /// extension.gpuSharedResourceTemplate (Koordinator v1.8): the template the slice matched.
+  std::string gpu_shared_resource_template;
 
   friend bool operator==(const DeviceAllocation&, const DeviceAllocation&) = default;
 };
@@ -63,8 +65,8 @@ kube::Expected<std::optional<DeviceAllocations>> podDeviceAllocations(
     const kube::Labels& annotations);
 
 /// The annotation's value as Go's json.Marshal writes it: types and resource names sorted,
-/// quantities as canonical strings, extension only when there are VFs, a VF's zero minor and
-/// empty busID left out.
+/// quantities as canonical strings, extension only when there are VFs or a template, a VF's zero
+/// minor and empty busID left out.
 std::string formatDeviceAllocations(const DeviceAllocations& allocations);
 
 }  // namespace koord::apis

@@ -23,6 +23,11 @@ inline constexpr std::string_view kResourceHygonDCU = "dcu.com/gpu";
 inline constexpr std::string_view kResourceGPU = "koordinator.sh/gpu";
 inline constexpr std::string_view kResourceGPUShared = "koordinator.sh/gpu.shared";
 inline constexpr std::string_view kResourceFPGA = "koordinator.sh/fpga";
+/// Huawei Ascend NPUs, scheduled as GPUs (Koordinator v1.8): AI cores, AI CPUs and the media
+/// (DVPP) share of one NPU; a vNPU slice takes amounts one of the shared-resource templates lists.
+inline constexpr std::string_view kResourceHuaweiNPUCore = "huawei.com/npu-core";
+inline constexpr std::string_view kResourceHuaweiNPUCPU = "huawei.com/npu-cpu";
+inline constexpr std::string_view kResourceHuaweiNPUDVPP = "huawei.com/npu-dvpp";
 
 /// The GPU labels of the node's Device object, which the manager copies onto the Node
 /// (apis/extension/device_share.go).

@@ -22,7 +22,30 @@
 #include "koord/core/clock.h"
 #include "koord/kube/rate_limiter.h"
 
+namespace koord::metrics {
+class Counter;
+class Gauge;
+class Histogram;
+class Registry;
+}  // namespace koord::metrics
+
 namespace koord::kube {
+
+/// One queue's series of client-go's workqueue metrics (workqueue_* with label name); a null
+/// member is not recorded.
+struct WorkQueueMetrics {
+  metrics::Gauge* depth = nullptr;
+  metrics::Counter* adds = nullptr;
+  metrics::Histogram* queue_duration = nullptr;
+  metrics::Histogram* work_duration = nullptr;
+  metrics::Gauge* unfinished_work = nullptr;
+  metrics::Gauge* longest_running = nullptr;
+  metrics::Counter* retries = nullptr;
+};
+
+/// Registers the workqueue_* families in `registry` (once; later calls find them) and returns
+/// the series of the queue `name` (controller-runtime names them after the controller).
+WorkQueueMetrics workQueueMetrics(metrics::Registry& registry, const std::string& name);
 
 /// How long an item must wait before it is retried (client-go's workqueue.RateLimiter). Each
 /// when() counts as one failure of the item. Implementations are thread-safe.
@@ -89,7 +112,10 @@ std::unique_ptr<ItemRateLimiter> defaultControllerRateLimiter(Clock& clock = Clo
 /// - After shutDown(), adds are ignored, get() hands out what is queued and then nullopt.
 class WorkQueue {
  public:
-  explicit WorkQueue(std::unique_ptr<ItemRateLimiter> limiter = defaultControllerRateLimiter());
+  /// With `metrics`, every add, hand-out and done is recorded as client-go records them, and the
+  /// in-progress gauges (unfinished work, longest running) are refreshed twice a second.
+  explicit WorkQueue(std::unique_ptr<ItemRateLimiter> limiter = defaultControllerRateLimiter(),
+                     WorkQueueMetrics metrics = {});
   /// Shuts down and joins the delaying thread.
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
@@ -118,14 +144,21 @@ class WorkQueue {
   using TimePoint = std::chrono::steady_clock::time_point;
 
   void waitLoop();
+  /// The in-progress gauges from processing_started_; under mu_.
+  void updateUnfinishedWork(TimePoint now);
 
   std::unique_ptr<ItemRateLimiter> limiter_;
+  const WorkQueueMetrics metrics_;
+  const bool measured_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;
   std::unordered_set<std::string> dirty_;       // queued, or re-added while processing
   std::unordered_set<std::string> processing_;  // handed out, done() not yet called
+  // For the metrics only: when each dirty key was added and each handed-out key was taken.
+  std::unordered_map<std::string, TimePoint> added_at_;
+  std::unordered_map<std::string, TimePoint> processing_started_;
   bool shutting_down_ = false;
 
   // Parked keys ordered by (ready time, arrival) so equal times leave in the order they came.

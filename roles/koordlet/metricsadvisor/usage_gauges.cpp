@@ -1,5 +1,7 @@
 #include "metricsadvisor/usage_gauges.h"
 
+#include "koord/apis/extension.h"
+
 #include "metriccache/metric_cache.h"
 
 namespace koord::roles::koordlet {
@@ -14,6 +16,9 @@ UsageGauges::UsageGauges(metrics::Registry& r, std::string node_name)
           r.gauge("koordlet_node_used_memory_bytes", "Memory used by node in realtime", {"node"})),
       cache_bytes_(
           r.gauge("koordlet_metric_cache_bytes", "Memory held by the in-process metric cache", {})),
+      allocatable_(r.gauge("koordlet_node_resource_allocatable",
+                           "the node allocatable of resources updated by koordinator",
+                           {"node", "resource", "unit"})),
       pod_usage_(r.collectedGauge("koordlet_pod_resource_usage",
                                   "A pod's latest usage (cpu in cores, memory in bytes)",
                                   {"node", "pod_namespace", "pod_name", "pod_uid", "resource"},
@@ -29,6 +34,20 @@ void UsageGauges::update(const mc::MetricCache& cache,
   std::lock_guard lock(mu_);
   cache_ = &cache;
   pods_ = std::move(pods);
+}
+
+void UsageGauges::updateAllocatable(const NodeInfo& node) {
+  static constexpr std::pair<std::string_view, std::string_view> kResources[] = {
+      {apis::kBatchCPU, "integer"},
+      {apis::kBatchMemory, "byte"},
+      {apis::kMidCPU, "integer"},
+      {apis::kMidMemory, "byte"}};
+  for (const auto& [resource, unit] : kResources) {
+    auto it = node.allocatable.find(resource);
+    const double value =
+        it == node.allocatable.end() ? 0.0 : static_cast<double>(it->second.value());
+    allocatable_.with({node_, resource, unit}).set(value);
+  }
 }
 
 void UsageGauges::emitPods(const metrics::SeriesSink& sink) const {

@@ -1,5 +1,6 @@
 // The koordlet's usage on /metrics: Koordinator's node gauges (koordlet_node_used_cpu_cores,
-// koordlet_node_used_memory_bytes) plus one gauge per pod and resource, dropped when the pod goes.
+// koordlet_node_used_memory_bytes, koordlet_node_resource_allocatable for the batch and mid
+// resources) plus one gauge per pod and resource, dropped when the pod goes.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "koord/core/metrics.h"
+#include "statesinformer/node_info.h"
 #include "statesinformer/pod_meta.h"
 
 namespace koord::roles::koordlet {
@@ -25,6 +27,10 @@ class UsageGauges {
   /// left has no series and nothing is rebuilt per pod every round.
   void update(const metriccache::MetricCache& cache,
               std::shared_ptr<const std::vector<PodMeta>> pods);
+  /// koordlet_node_resource_allocatable{node, resource, unit} from the Node the koordlet saw:
+  /// batch-cpu and mid-cpu (unit integer, milli-cores as the manager writes them), batch-memory
+  /// and mid-memory (unit byte); 0 where the node has none, as Koordinator records them.
+  void updateAllocatable(const NodeInfo& node);
 
  private:
   void emitPods(const metrics::SeriesSink& sink) const;
@@ -33,6 +39,7 @@ class UsageGauges {
   metrics::GaugeFamily& node_cpu_;
   metrics::GaugeFamily& node_memory_;
   metrics::GaugeFamily& cache_bytes_;
+  metrics::GaugeFamily& allocatable_;
   mutable std::mutex mu_;
   const metriccache::MetricCache* cache_ = nullptr;
   std::shared_ptr<const std::vector<PodMeta>> pods_;

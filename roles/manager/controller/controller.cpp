@@ -41,6 +41,8 @@ Controller::Controller(std::string name, Reconcile reconcile, int workers,
     : name_(std::move(name)),
       reconcile_(std::move(reconcile)),
       workers_(std::max(1, workers)),
+      // client-go's workqueue_* series, named after the controller as controller-runtime does.
+      queue_(kube::defaultControllerRateLimiter(), kube::workQueueMetrics(registry, name_)),
       metrics_(std::make_unique<Metrics>(registry, name_)) {}
 
 Controller::~Controller() {

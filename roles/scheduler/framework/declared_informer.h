@@ -40,6 +40,10 @@ struct InformerSpec {
   std::shared_ptr<const T> NodeInfo::*node_slot = nullptr;
   /// Called with the informer once it exists, before it starts: the owner adds its handlers.
   std::function<void(kube::Informer<T>&)> on_created = {};
+  /// A namespaced kind watched only in the namespace a plugin narrows it to
+  /// (ObjectSource::narrowToNamespace) before start; when none does, nothing is watched and the
+  /// source stays empty (synced).
+  bool namespace_from_plugins = false;
 };
 
 template <typename T>
@@ -48,8 +52,11 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
   DeclaredInformer(kube::RestClient& client, boost::asio::io_context& io, InformerSpec<T> spec)
       : client_(client), io_(io), spec_(std::move(spec)) {
     if (spec_.versions.empty()) {
-      owned_ = makeInformer(spec_.resource);
-      informer_.store(owned_.get());
+      // A narrowed kind's informer is made at start(), once its namespace is known.
+      if (!spec_.namespace_from_plugins) {
+        owned_ = makeInformer(spec_.resource);
+        informer_.store(owned_.get());
+      }
       return;
     }
     discovery_.emplace(
@@ -83,8 +90,26 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
     return informer ? informer->store().list() : std::vector<std::shared_ptr<const T>>{};
   }
 
+  bool narrowToNamespace(std::string_view ns) const override {
+    std::lock_guard lock(mu_);
+    if (narrowed_)
+      return *narrowed_ == ns;
+    narrowed_ = std::string(ns);
+    return true;
+  }
+
   void start() override {
     if (!discovery_) {
+      if (spec_.namespace_from_plugins) {
+        std::lock_guard lock(mu_);
+        if (!narrowed_)
+          return;  // no plugin reads the kind
+        kube::ResourceRef ref = spec_.resource;
+        ref.namespace_ = *narrowed_;
+        KOORD_LOG_INFO("scheduler: watching {} in namespace {}", spec_.key, ref.namespace_);
+        owned_ = makeInformer(std::move(ref));
+        informer_.store(owned_.get(), std::memory_order_release);
+      }
       addHandlers(*owned_);
       owned_->start();
       return;
@@ -174,6 +199,13 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
       KOORD_LOG_INFO("scheduler: watching {} in {}", spec_.key, *version);
       kube::ResourceRef ref = spec_.resource;
       ref.version = version->substr(version->find('/') + 1);
+      if (spec_.namespace_from_plugins) {
+        if (!narrowed_) {
+          answered_ = true;
+          return;
+        }
+        ref.namespace_ = *narrowed_;
+      }
       owned_ = makeInformer(std::move(ref));
       addHandlers(*owned_);
       owned_->start();
@@ -190,8 +222,9 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
   mutable std::vector<ObjectHandlers<T>> subscribers_;
   std::optional<kube::DiscoveryRetry> discovery_;
   mutable std::mutex mu_;
-  bool stopped_ = false;                      // under mu_
-  std::unique_ptr<kube::Informer<T>> owned_;  // under mu_ once discovery runs; set once
+  bool stopped_ = false;                         // under mu_
+  mutable std::optional<std::string> narrowed_;  // under mu_
+  std::unique_ptr<kube::Informer<T>> owned_;     // under mu_ once discovery runs; set once
   std::atomic<const kube::Informer<T>*> informer_{nullptr};
   std::atomic<bool> answered_{false};
 };

@@ -41,6 +41,11 @@ class ObjectSource : public AnyObjectSource {
   /// Adds handlers for the kind's events; only before the informers start (plugins subscribe
   /// when built). Sources without events (fixtures) keep the default, which drops them.
   virtual void subscribe(ObjectHandlers<T> /*handlers*/) const {}
+  /// Watches a namespaced kind in `ns` alone, where the plugin's args say its objects are (so
+  /// that reading them takes a Role, not a ClusterRole); only before the informers start. False
+  /// when another plugin narrowed it to another namespace first, which stays. Sources that are
+  /// not informers (fixtures) keep the default, which narrows nothing.
+  virtual bool narrowToNamespace(std::string_view /*ns*/) const { return true; }
 };
 
 }  // namespace koord::roles::scheduler

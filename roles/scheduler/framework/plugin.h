@@ -49,6 +49,10 @@ struct QueuedPodInfo {
   /// What the QueueSort plugin keeps at hand for this pod's comparisons (its sortHandle, taken
   /// when the pod enters the active queue); null when it keeps nothing.
   std::shared_ptr<const void> sort_handle = nullptr;
+  /// The plugins that refused the pod in its last failed cycle (kube-scheduler's
+  /// UnschedulablePlugins): scheduler_unschedulable_pods counts it under each while it waits in
+  /// the unschedulable queue.
+  std::vector<std::string> unschedulable_plugins = {};
 };
 
 class QueueSortPlugin : public virtual Plugin {

@@ -69,6 +69,7 @@ SchedulingQueue::SchedulingQueue(Less less, SchedulingQueueOptions options)
       now_(options.now ? std::move(options.now) : [] { return std::chrono::steady_clock::now(); }),
       on_incoming_(std::move(options.on_incoming)),
       pre_enqueue_(std::move(options.pre_enqueue)),
+      on_unschedulable_(std::move(options.on_unschedulable)),
       active_(std::move(less), std::move(options.sort_handle)),
       backoff_([initial = options.pod_initial_backoff, max = options.pod_max_backoff](
                    const QueuedPodInfo& a, const QueuedPodInfo& b) {
@@ -98,6 +99,27 @@ void SchedulingQueue::incoming(std::string_view queue, QueueEvent event) const {
     on_incoming_(queue, event);
 }
 
+void SchedulingQueue::putUnschedulable(const std::string& key, QueuedPodInfo info) {
+  auto [it, inserted] = unschedulable_.try_emplace(key);
+  if (!inserted && on_unschedulable_)
+    on_unschedulable_(it->second, -1);
+  it->second = std::move(info);
+  if (on_unschedulable_)
+    on_unschedulable_(it->second, +1);
+}
+
+void SchedulingQueue::eraseUnschedulable(
+    std::unordered_map<std::string, QueuedPodInfo>::iterator it) {
+  if (on_unschedulable_)
+    on_unschedulable_(it->second, -1);
+  unschedulable_.erase(it);
+}
+
+void SchedulingQueue::eraseUnschedulable(const std::string& key) {
+  if (auto it = unschedulable_.find(key); it != unschedulable_.end())
+    eraseUnschedulable(it);
+}
+
 kube::Expected<void> SchedulingQueue::add(std::shared_ptr<const PodInfo> pod) {
   if (!pod)
     return nullPod("pod");
@@ -106,7 +128,7 @@ kube::Expected<void> SchedulingQueue::add(std::shared_ptr<const PodInfo> pod) {
   const std::string key = pod->key();
   if (!allowed) {
     active_.erase(key);
-    unschedulable_.erase(key);
+    eraseUnschedulable(key);
     backoff_.erase(key);
     gated_.insert_or_assign(key, newQueuedPodInfo(std::move(pod)));
     incoming(kGatedQueue, QueueEvent::kPodAdd);
@@ -114,7 +136,7 @@ kube::Expected<void> SchedulingQueue::add(std::shared_ptr<const PodInfo> pod) {
   }
   gated_.erase(key);
   active_.addOrUpdate(newQueuedPodInfo(pod));
-  unschedulable_.erase(key);
+  eraseUnschedulable(key);
   backoff_.erase(key);
   incoming(kActiveQueue, QueueEvent::kPodAdd);
   nominator_.add(std::move(pod), "");
@@ -145,7 +167,7 @@ kube::Expected<void> SchedulingQueue::addUnschedulableIfNotPresent(
     backoff_.addOrUpdate(std::move(info));
     incoming(kBackoffQueue, QueueEvent::kScheduleAttemptFailure);
   } else {
-    unschedulable_.insert_or_assign(key, std::move(info));
+    putUnschedulable(key, std::move(info));
     incoming(kUnschedulableQueue, QueueEvent::kScheduleAttemptFailure);
   }
   nominator_.add(std::move(pod), "");
@@ -218,7 +240,7 @@ kube::Expected<void> SchedulingQueue::update(const std::shared_ptr<const PodInfo
       it->second = std::move(updated);
       return {};
     }
-    unschedulable_.erase(it);
+    eraseUnschedulable(it);
     if (isBackingOff(updated)) {
       backoff_.addOrUpdate(std::move(updated));
     } else {
@@ -240,7 +262,7 @@ void SchedulingQueue::remove(const PodInfo& pod) {
   const std::string key = pod.key();
   if (!active_.erase(key)) {
     backoff_.erase(key);
-    unschedulable_.erase(key);
+    eraseUnschedulable(key);
     gated_.erase(key);
   }
 }
@@ -270,8 +292,8 @@ void SchedulingQueue::activate(const std::vector<std::string>& keys) {
   std::lock_guard lock(mu_);
   for (const std::string& key : keys) {
     if (auto it = unschedulable_.find(key); it != unschedulable_.end()) {
-      active_.addOrUpdate(std::move(it->second));
-      unschedulable_.erase(it);
+      active_.addOrUpdate(it->second);
+      eraseUnschedulable(it);
     } else if (const QueuedPodInfo* info = backoff_.get(key)) {
       QueuedPodInfo moved = *info;
       backoff_.erase(key);
@@ -319,8 +341,8 @@ void SchedulingQueue::movePodsToActiveOrBackoffQueue(const std::vector<std::stri
     auto it = unschedulable_.find(key);
     if (it == unschedulable_.end())
       continue;
-    QueuedPodInfo info = std::move(it->second);
-    unschedulable_.erase(it);
+    QueuedPodInfo info = it->second;
+    eraseUnschedulable(it);
     if (isBackingOff(info)) {
       backoff_.addOrUpdate(std::move(info));
       incoming(kBackoffQueue, event);

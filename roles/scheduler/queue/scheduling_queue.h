@@ -49,6 +49,10 @@ struct SchedulingQueueOptions {
   /// The QueueSort plugin's sortHandle, taken for each pod entering the active queue; empty
   /// when it keeps none. Called with the queue's lock held.
   PodHeap::Handle sort_handle;
+  /// Told, with +1 or -1, of every pod entering or leaving unschedulableQ (its
+  /// unschedulable_plugins say which plugins refused it), for scheduler_unschedulable_pods.
+  /// Called with the queue's lock held: it must not call back into the queue.
+  std::function<void(const QueuedPodInfo& info, int delta)> on_unschedulable;
 };
 
 /// Errors name the configuration field: podInitialBackoffSeconds must be positive and
@@ -155,6 +159,10 @@ class SchedulingQueue {
   TimePoint backoffExpiry(const QueuedPodInfo& info) const;
   bool isBackingOff(const QueuedPodInfo& info) const;
   void incoming(std::string_view queue, QueueEvent event) const;
+  /// unschedulableQ's writes, each telling on_unschedulable.
+  void putUnschedulable(const std::string& key, QueuedPodInfo info);
+  void eraseUnschedulable(std::unordered_map<std::string, QueuedPodInfo>::iterator it);
+  void eraseUnschedulable(const std::string& key);
   /// The unschedulable pods under `keys` to podBackoffQ or activeQ; records the move request.
   void movePodsToActiveOrBackoffQueue(const std::vector<std::string>& keys, QueueEvent event);
   std::vector<std::string> unschedulablePodsWithMatchingAffinityTerm(const PodInfo& pod) const;
@@ -164,6 +172,7 @@ class SchedulingQueue {
   const std::function<TimePoint()> now_;
   const std::function<void(std::string_view, QueueEvent)> on_incoming_;
   const std::function<bool(const PodInfo&)> pre_enqueue_;
+  const std::function<void(const QueuedPodInfo&, int)> on_unschedulable_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

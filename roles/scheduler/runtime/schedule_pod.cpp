@@ -25,6 +25,22 @@ std::size_t numFeasibleNodesToFind(std::size_t all_nodes, std::int32_t percentag
   return std::max(n, kMinFeasibleNodes);
 }
 
+std::vector<std::string> FitError::unschedulablePlugins() const {
+  std::vector<std::string> out;
+  if (!pre_filter.ok()) {
+    if (!pre_filter.plugin().empty())
+      out.push_back(pre_filter.plugin());
+    return out;
+  }
+  for (const auto& [node, status] : statuses) {
+    if (!status.ok() && !status.plugin().empty() &&
+        std::find(out.begin(), out.end(), status.plugin()) == out.end())
+      out.push_back(status.plugin());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::string FitError::message() const {
   std::map<std::string, std::size_t> counts;
   if (!pre_filter.ok()) {

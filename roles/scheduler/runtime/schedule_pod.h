@@ -33,6 +33,9 @@ struct FitError {
   NodeStatusMap statuses;
   /// "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match node selector."
   std::string message() const;
+  /// The plugins that refused the pod, sorted (kube-scheduler's Diagnosis.UnschedulablePlugins):
+  /// the PreFilter plugin, else each plugin a node's Filter status names.
+  std::vector<std::string> unschedulablePlugins() const;
 };
 
 using ScheduleOutcome = std::variant<ScheduleResult, FitError, Status /* kError */>;

@@ -70,9 +70,12 @@ TEST_CASE("device-allocated: types sorted, VFs under extension with omitempty", 
   a["rdma"] = {DeviceAllocation{.minor = 2,
                                 .resources = {{"koordinator.sh/rdma", q("1")}},
                                 .vfs = {VirtualFunction{.minor = 0, .bus_id = "0000:1f:00.2"},
-                                        VirtualFunction{.minor = 3, .bus_id = ""}}}};
-  a["gpu"] = {
-      DeviceAllocation{.minor = 0, .resources = {{"koordinator.sh/gpu-core", q("50")}}, .vfs = {}}};
+                                        VirtualFunction{.minor = 3, .bus_id = ""}},
+                                .gpu_shared_resource_template = {}}};
+  a["gpu"] = {DeviceAllocation{.minor = 0,
+                               .resources = {{"koordinator.sh/gpu-core", q("50")}},
+                               .vfs = {},
+                               .gpu_shared_resource_template = {}}};
   const std::string formatted = formatDeviceAllocations(a);
   CHECK(formatted == R"({"gpu":[{"minor":0,"resources":{"koordinator.sh/gpu-core":"50"}}],)"
                      R"("rdma":[{"minor":2,"resources":{"koordinator.sh/rdma":"1"},)"

@@ -1,5 +1,7 @@
 #include "koord/kube/work_queue.h"
 
+#include "koord/core/metrics.h"
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -262,4 +264,36 @@ TEST_CASE("default controller limiter: the larger of per-item backoff and the bu
   CHECK(l->when("fresh") == 100ms);    // the bucket's wait exceeds the item's 5 ms
   l->forget("a");
   CHECK(l->numRequeues("a") == 0);
+}
+
+TEST_CASE("work queue: client-go's workqueue_* series follow adds, hand-outs and retries",
+          "[workqueue]") {
+  using namespace std::chrono_literals;
+  koord::metrics::Registry registry;
+  const auto m = koord::kube::workQueueMetrics(registry, "nodemetric");
+  koord::kube::WorkQueue q(koord::kube::defaultControllerRateLimiter(), m);
+  q.add("a");
+  q.add("a");  // already queued: not an add
+  q.add("b");
+  CHECK(m.adds->value() == 2);
+  CHECK(m.depth->value() == 2);
+  auto a = q.get();
+  REQUIRE(a == std::optional<std::string>("a"));
+  CHECK(m.depth->value() == 1);
+  CHECK(m.queue_duration->snapshot().count == 1);
+  // a is in process: the in-progress gauges grow while it is held.
+  std::this_thread::sleep_for(1200ms);
+  CHECK(m.unfinished_work->value() > 0.4);
+  CHECK(m.longest_running->value() > 0.4);
+  q.done("a");
+  CHECK(m.work_duration->snapshot().count == 1);
+  q.addRateLimited("a");
+  CHECK(m.retries->value() == 1);
+  const std::string text = registry.render();
+  CHECK_THAT(text, Catch::Contains("workqueue_adds_total{name=\"nodemetric\"} 2"));
+  CHECK_THAT(text, Catch::Contains("# TYPE workqueue_queue_duration_seconds histogram"));
+  CHECK_THAT(text,
+             Catch::Contains("workqueue_longest_running_processor_seconds{name=\"nodemetric\"}"));
+  // Another queue of the same name shares the series, as controller-runtime's would.
+  CHECK(koord::kube::workQueueMetrics(registry, "nodemetric").adds == m.adds);
 }

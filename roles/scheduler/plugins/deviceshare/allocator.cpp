@@ -198,8 +198,8 @@ Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources&
   if (shared > 0) {
     // gpu.shared: what was asked, split over that many cards before anything is derived.
     DeviceResources split;
-    for (DeviceResource r :
-         {DeviceResource::kGPUCore, DeviceResource::kGPUMemory, DeviceResource::kGPUMemoryRatio}) {
+    for (std::size_t i = 0; i < kDeviceResourceCount; ++i) {
+      const auto r = static_cast<DeviceResource>(i);
       if (request.has(r))
         split.set(r, request.get(r) / shared);
     }
@@ -229,6 +229,11 @@ Status gpuDemand(std::optional<std::int64_t> card_memory, const DeviceResources&
     split.set(DeviceResource::kGPUCore, request.get(DeviceResource::kGPUCore) / count);
     split.set(DeviceResource::kGPUMemory, request.get(DeviceResource::kGPUMemory) / count);
     split.set(DeviceResource::kGPUMemoryRatio, ratio / count);
+    for (DeviceResource r :
+         {DeviceResource::kNPUCore, DeviceResource::kNPUCPU, DeviceResource::kNPUDVPP}) {
+      if (request.has(r))
+        split.set(r, request.get(r) / count);
+    }
     request = split;
   }
   per_device = request;
@@ -396,7 +401,10 @@ Status pickDevices(const NodeDeviceState& node, DeviceType type, const DeviceRes
   const auto n = std::min(static_cast<std::int64_t>(candidates.size()), max_count);
   for (std::int64_t k = 0; k < n; ++k) {
     const DeviceState& d = *candidates[static_cast<std::size_t>(k)].device;
-    apis::DeviceAllocation a{.minor = d.info.minor, .resources = resources, .vfs = {}};
+    apis::DeviceAllocation a{.minor = d.info.minor,
+                             .resources = resources,
+                             .vfs = {},
+                             .gpu_shared_resource_template = {}};
     if (wantsVF(hint)) {
       // fits() admitted the device only with a free VF of a matching group.
       const DeviceVF vf = *freeVF(d, *hint);

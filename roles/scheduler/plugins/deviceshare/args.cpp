@@ -19,6 +19,10 @@ config::KoordScoringStrategy defaultDeviceScoring() {
            {"koordinator.sh/fpga", 1}}};
 }
 
+GpuSharedResourceTemplatesConfig defaultGpuSharedResourceTemplatesConfig() {
+  return {"koordinator-system", "gpu-shared-resource-templates", {"huawei.com/npu-core"}};
+}
+
 namespace {
 
 kube::Expected<std::vector<GpuShareUnsupportedModel>> decodeUnsupportedModels(

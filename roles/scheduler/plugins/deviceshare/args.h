@@ -36,6 +36,10 @@ struct GpuSharedResourceTemplatesConfig {
   std::vector<std::string> matched_resources;
 };
 
+/// Koordinator v1.8's default: koordinator-system/gpu-shared-resource-templates, applied to
+/// requests naming huawei.com/npu-core.
+GpuSharedResourceTemplatesConfig defaultGpuSharedResourceTemplatesConfig();
+
 /// The most entries decoded from each list of the args.
 inline constexpr std::size_t kMaxDeviceShareArgsItems = 256;
 
@@ -47,7 +51,8 @@ struct DeviceShareArgs : PluginArgs {
   bool disable_device_numa_topology_alignment = false;
   /// Koordinator v1.8: nodes whose GPU vendor and model are listed refuse pods sharing a GPU.
   std::vector<GpuShareUnsupportedModel> gpu_share_unsupported_models;
-  /// Koordinator v1.8's vNPU slice templates: accepted and named at startup as having no effect.
+  /// Koordinator v1.8's shared-resource templates (vNPU slices): where they are and which
+  /// requests they govern; nullopt: defaultGpuSharedResourceTemplatesConfig().
   std::optional<GpuSharedResourceTemplatesConfig> gpu_shared_resource_templates;
 };
 

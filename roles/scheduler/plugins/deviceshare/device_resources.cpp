@@ -12,8 +12,9 @@ namespace koord::roles::scheduler::deviceshare {
 namespace {
 
 constexpr std::array<std::string_view, kDeviceResourceCount> kResourceNames{
-    apis::kResourceGPUCore, apis::kResourceGPUMemory, apis::kResourceGPUMemoryRatio,
-    apis::kResourceRDMA, apis::kResourceFPGA};
+    apis::kResourceGPUCore,      apis::kResourceGPUMemory,    apis::kResourceGPUMemoryRatio,
+    apis::kResourceRDMA,         apis::kResourceFPGA,         apis::kResourceHuaweiNPUCore,
+    apis::kResourceHuaweiNPUCPU, apis::kResourceHuaweiNPUDVPP};
 
 constexpr std::array<std::string_view, kDeviceTypeCount> kTypeNames{
     apis::kDeviceTypeGPU, apis::kDeviceTypeRDMA, apis::kDeviceTypeFPGA};

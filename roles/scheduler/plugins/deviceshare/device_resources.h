@@ -26,16 +26,29 @@ std::string_view deviceTypeName(DeviceType type);
 std::optional<DeviceType> parseDeviceType(std::string_view name);
 
 /// The resources a device offers and an allocation takes: percentages of a device (gpu-core,
-/// gpu-memory-ratio, rdma, fpga; 100 is a whole device) and gpu-memory in bytes.
-enum class DeviceResource : std::uint8_t { kGPUCore, kGPUMemory, kGPUMemoryRatio, kRDMA, kFPGA };
-inline constexpr std::size_t kDeviceResourceCount = 5;
+/// gpu-memory-ratio, rdma, fpga; 100 is a whole device), gpu-memory in bytes, and a Huawei NPU's
+/// AI cores, AI CPUs and DVPP percentage (counted as the device reports them). The NPU ones come
+/// last: the GPU fast view keeps the sums of the others only (kViewedResourceCount).
+enum class DeviceResource : std::uint8_t {
+  kGPUCore,
+  kGPUMemory,
+  kGPUMemoryRatio,
+  kRDMA,
+  kFPGA,
+  kNPUCore,
+  kNPUCPU,
+  kNPUDVPP,
+};
+inline constexpr std::size_t kDeviceResourceCount = 8;
+/// The resources before the NPU ones.
+inline constexpr std::size_t kViewedResourceCount = 5;
 
 /// koordinator.sh/gpu-core, ...
 std::string_view deviceResourceName(DeviceResource resource);
-/// nullopt for a name that is none of the five.
+/// nullopt for a name that is none of the eight.
 std::optional<DeviceResource> parseDeviceResource(std::string_view name);
 
-/// Amounts of the five resources and which of them are named. The names matter only for what an
+/// Amounts of the resources and which of them are named. The names matter only for what an
 /// allocation writes into the device-allocated annotation (a pod asking gpu-memory-ratio alone
 /// takes no gpu-core); comparisons and sums read the amounts, an unnamed one being zero.
 struct DeviceResources {
@@ -52,6 +65,11 @@ struct DeviceResources {
     names |= bit(r);
   }
 
+  /// Whether any NPU resource is named.
+  bool namesNpu() const {
+    return (names & (bit(DeviceResource::kNPUCore) | bit(DeviceResource::kNPUCPU) |
+                     bit(DeviceResource::kNPUDVPP))) != 0;
+  }
   /// Every amount zero (quotav1.IsZero).
   bool isZero() const;
   /// Each amount at most `available`'s (quotav1.LessThanOrEqual of a request against what is
@@ -66,7 +84,7 @@ struct DeviceResources {
 
   /// The named resources; gpu-memory in BinarySI (as Koordinator builds it), the rest DecimalSI.
   kube::ResourceList toList() const;
-  /// The five resources of `list` by Quantity::value(), negative amounts read as zero; other
+  /// The resources of `list` by Quantity::value(), negative amounts read as zero; other
   /// names are ignored.
   static DeviceResources fromList(const kube::ResourceList& list);
 

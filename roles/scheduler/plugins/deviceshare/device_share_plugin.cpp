@@ -9,6 +9,7 @@
 
 #include "framework/pod_changes.h"
 #include "framework/reservation_nomination.h"
+#include "framework/snapshot.h"
 #include "koord/apis/device_allocation.h"
 #include "koord/apis/xpu_device_info.h"
 #include "koord/core/log.h"
@@ -35,6 +36,9 @@ struct DeviceShareState final : StateData {
   /// The pod shares a GPU (PodDeviceRequests::sharesGpu): refused on unsupported models.
   bool shares_gpu = false;
   GpuDemandMemo gpu_demand;
+  /// Set when the request must match a shared-resource template: per GPU model, the templates
+  /// it equals (never empty: PreFilter refuses the pod otherwise).
+  std::optional<TemplateCandidates> templates;
   /// The Reservation plugin matched reservations for the pod (its BeforePreFilter runs before
   /// PreFilter): only then do Filter and Score look them up per node.
   bool reservation_matches = false;
@@ -70,7 +74,34 @@ std::optional<apis::DeviceAllocations> allocationsOf(const PodInfo& pod) {
   return std::move(**parsed);
 }
 
+// The templates a request matched on the node's GPU model (its gpu-vendor and gpu-model
+// labels); nullptr when none did.
+const std::vector<std::string>* templatesFor(const TemplateCandidates& candidates,
+                                             const Node& node) {
+  const auto label = [&](std::string_view key) -> std::string_view {
+    auto it = node.labels.find(key);
+    return it == node.labels.end() ? std::string_view() : std::string_view(it->second);
+  };
+  return candidates.find(templatesKey(label(apis::kLabelGPUVendor), label(apis::kLabelGPUModel)));
+}
+
 }  // namespace
+
+void DeviceSharePlugin::nameTemplate(const TemplateCandidates& candidates, const std::string& node,
+                                     apis::DeviceAllocations& result) const {
+  // One template is the slice asked for (Koordinator's "koord style"); with several the pod's
+  // amounts fit more than one and none is named, as Koordinator leaves it.
+  const NodeInfo* info = handle_.snapshot().get(node);
+  const std::vector<std::string>* names =
+      info != nullptr && info->node != nullptr ? templatesFor(candidates, *info->node) : nullptr;
+  if (names == nullptr || names->size() != 1)
+    return;
+  auto gpus = result.find(apis::kDeviceTypeGPU);
+  if (gpus == result.end())
+    return;
+  for (apis::DeviceAllocation& a : gpus->second)
+    a.gpu_shared_resource_template = names->front();
+}
 
 DeviceSharePlugin::DeviceSharePlugin(std::shared_ptr<const DeviceShareArgs> args,
                                      FrameworkHandle& handle)
@@ -83,10 +114,13 @@ DeviceSharePlugin::DeviceSharePlugin(std::shared_ptr<const DeviceShareArgs> args
         "allocator, as Koordinator has",
         args_->allocator);
   }
-  if (args_->gpu_shared_resource_templates) {
-    KOORD_LOG_WARNING(
-        "deviceshare: DeviceShareArgs gpuSharedResourceTemplatesConfig has no effect: koord's "
-        "DeviceShare matches gpu.shared requests to no templates (Huawei vNPU slices)");
+  templates_config_ = args_->gpu_shared_resource_templates
+                          ? *args_->gpu_shared_resource_templates
+                          : defaultGpuSharedResourceTemplatesConfig();
+  for (const std::string& name : templates_config_.matched_resources) {
+    // A name DeviceShare does not count is in no request it sees, so it governs none.
+    if (auto r = parseDeviceResource(name))
+      template_matched_resources_ |= DeviceResources::bit(*r);
   }
   if (metrics::Registry* r = handle_.metricsRegistry()) {
     allocated_metric_ =
@@ -110,6 +144,49 @@ DeviceSharePlugin::DeviceSharePlugin(std::shared_ptr<const DeviceShareArgs> args
     for (const auto& d : source_->list())
       onDevice(*d);
   }
+  if (const auto* maps = handle_.cluster().source<TemplatesConfigMap>(kTemplatesConfigMapSource)) {
+    if (!maps->narrowToNamespace(templates_config_.config_map_namespace)) {
+      KOORD_LOG_WARNING(
+          "deviceshare: gpuSharedResourceTemplatesConfig.configMapNamespace {}: another "
+          "profile's DeviceShare reads its templates from another namespace, and koord watches "
+          "one; this profile's ConfigMap {} is not found there",
+          templates_config_.config_map_namespace, templates_config_.config_map_name);
+    }
+    maps->subscribe({
+        [this](const std::shared_ptr<const TemplatesConfigMap>& c) { onTemplatesConfigMap(*c); },
+        [this](const TemplatesConfigMap&, const std::shared_ptr<const TemplatesConfigMap>& c) {
+          onTemplatesConfigMap(*c);
+        },
+        [this](const TemplatesConfigMap& c) { onTemplatesConfigMapDelete(c); },
+    });
+    for (const auto& c : maps->list())
+      onTemplatesConfigMap(*c);
+  }
+}
+
+void DeviceSharePlugin::onTemplatesConfigMap(const TemplatesConfigMap& config_map) {
+  if (config_map.namespace_ != templates_config_.config_map_namespace ||
+      config_map.name != templates_config_.config_map_name)
+    return;
+  auto parsed = GpuSharedResourceTemplates::parse(config_map.data_yaml.value_or(""));
+  if (!parsed) {
+    KOORD_LOG_WARNING("deviceshare: ConfigMap {}/{}: {}; the templates stay as they were",
+                      config_map.namespace_, config_map.name, parsed.error().message);
+    return;
+  }
+  KOORD_LOG_INFO("deviceshare: GPU shared-resource templates from ConfigMap {}/{}: {} model(s)",
+                 config_map.namespace_, config_map.name, parsed->modelCount());
+  templates_.set(std::make_shared<const GpuSharedResourceTemplates>(std::move(*parsed)));
+  handle_.requeueUnschedulable();
+}
+
+void DeviceSharePlugin::onTemplatesConfigMapDelete(const TemplatesConfigMap& config_map) {
+  if (config_map.namespace_ != templates_config_.config_map_namespace ||
+      config_map.name != templates_config_.config_map_name)
+    return;
+  KOORD_LOG_WARNING("deviceshare: ConfigMap {}/{} deleted: no GPU shared-resource templates",
+                    config_map.namespace_, config_map.name);
+  templates_.set(nullptr);
 }
 
 // ---- the caches ----
@@ -341,8 +418,17 @@ Status DeviceSharePlugin::preFilter(CycleState& state, const PodInfo& pod) {
   s->requests = *requests;
   s->hints = std::move(*hints);
   s->gpu_only = requests->types == (1u << static_cast<unsigned>(DeviceType::kGPU)) && !s->hints &&
-                requests->gpu_shared == 0;
+                requests->gpu_shared == 0 && !requests->of(DeviceType::kGPU).namesNpu();
   s->shares_gpu = requests->sharesGpu();
+  if (s->shares_gpu) {
+    const DeviceResources per_gpu = requests->perGpu();
+    if ((per_gpu.names & template_matched_resources_) != 0) {
+      const auto templates = templates_.get();
+      s->templates = templates ? templates->match(per_gpu) : TemplateCandidates{};
+      if (s->templates->empty())
+        return Status::unresolvable(std::string(kNoMatchedTemplate));
+    }
+  }
   s->reservation_matches = reservationMatches(state) != nullptr;
   state.write(kStateKey, std::move(s));
   return Status::success();
@@ -409,6 +495,8 @@ Status DeviceSharePlugin::filter(const CycleState& state, const PodInfo& /*pod*/
   auto entry = cache_.find(node.nodeSlot());
   if (entry == nullptr)
     return Status::success();
+  if (s->templates && node.node != nullptr && templatesFor(*s->templates, *node.node) == nullptr)
+    return Status::unresolvable(std::string(kNoMatchedTemplate));
   // Koordinator's Filter checks the whole node: the NUMA affinity was checked by the topology
   // manager (allocate()) and is applied at Reserve.
   const AllocateOptions options = optionsFor(state, node.name(), false);
@@ -524,6 +612,8 @@ Status DeviceSharePlugin::reserve(CycleState& state, const PodInfo& pod, const s
       if (Status st = allocateDevices(entry->state, s->requests, options, result); !st.ok())
         return st;
     }
+    if (s->templates)
+      nameTemplate(*s->templates, node, result);
     s->counted = entry->state.addPod(pod.uid, result);
     if (!s->counted) {
       KOORD_LOG_WARNING(

@@ -20,6 +20,7 @@
 #include "plugins/deviceshare/allocator.h"
 #include "plugins/deviceshare/args.h"
 #include "plugins/deviceshare/device_cache.h"
+#include "plugins/deviceshare/gpu_shared_resource_templates.h"
 #include "plugins/deviceshare/scoring.h"
 
 namespace koord::metrics {
@@ -33,6 +34,8 @@ namespace koord::roles::scheduler::deviceshare {
 /// The metric of what pods hold: per node, device type and resource, the sum over the node's
 /// devices (percent of a device; bytes for gpu-memory).
 inline constexpr std::string_view kAllocatedMetric = "scheduler_device_allocated";
+/// Koordinator's refusal of a request that must match a shared-resource template and does not.
+inline constexpr std::string_view kNoMatchedTemplate = "no matched GPU shared resource template";
 
 class DeviceSharePlugin final : public PreFilterPlugin,
                                 public PreFilterExtensions,
@@ -106,10 +109,19 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   void onDevice(const apis::Device& device);
   void onDeviceDelete(const apis::Device& device);
 
+  /// The ConfigMap informer's events (tests call them directly): the args' templates ConfigMap
+  /// replaces the templates, a malformed one is logged and changes nothing, a deleted one leaves
+  /// none (every request they govern is refused until it is back).
+  void onTemplatesConfigMap(const TemplatesConfigMap& config_map);
+  void onTemplatesConfigMapDelete(const TemplatesConfigMap& config_map);
+
  private:
   /// Unresolvable where the node's gpu-vendor and gpu-model labels name a model of
   /// gpuShareUnsupportedModels.
   Status refuseUnsupportedModel(const kube::Labels& node_labels) const;
+  /// Names the matched template on each GPU of `result` when the node's model has exactly one.
+  void nameTemplate(const TemplateCandidates& candidates, const std::string& node,
+                    apis::DeviceAllocations& result) const;
   AllocateOptions optionsFor(const CycleState& state, std::string_view node,
                              bool numa_from_store) const;
   void countPod(const PodInfo& pod, const apis::DeviceAllocations& allocations);
@@ -122,6 +134,11 @@ class DeviceSharePlugin final : public PreFilterPlugin,
   DeviceScorer scorer_;
   DeviceCache cache_;
   const ObjectSource<apis::Device>* source_ = nullptr;
+  /// gpuSharedResourceTemplatesConfig, Koordinator's default when the args leave it out.
+  GpuSharedResourceTemplatesConfig templates_config_;
+  /// Bit per DeviceResource: a shared request naming one of these must match a template.
+  std::uint8_t template_matched_resources_ = 0;
+  GpuSharedResourceTemplatesCache templates_;
   metrics::Family<metrics::Gauge>* allocated_metric_ = nullptr;
   /// Where the reservations whose devices are counted are.
   ReservationNodes reservation_nodes_;

@@ -1,6 +1,8 @@
 // GpuFastView's words: [0] the flags, card count, cards with anything free and the nonzero mask;
-// [1] the card memory; then the node's total and free sums, which only Score reads; then per card
-// gpu-core and ratio (32 bits each) and gpu-memory, which only Filter reads.
+// [1] the card memory; then the node's total and free sums of the resources before the NPU ones,
+// which only Score reads; then per card gpu-core and ratio (32 bits each) and gpu-memory, which
+// only Filter reads. A node with NPU amounts is read through its lock (the view has no words for
+// them).
 #include "plugins/deviceshare/gpu_fast_view.h"
 
 #include <limits>
@@ -36,6 +38,8 @@ void GpuFastView::publish(const NodeDeviceState& state, bool present) {
   const std::optional<std::int64_t> card_memory = state.gpuCardMemory();
   bool usable = present && state.hasDeviceObject() && !gpus.empty() && gpus.size() <= kMaxGpus &&
                 card_memory.has_value();
+  for (std::size_t r = kViewedResourceCount; usable && r < kDeviceResourceCount; ++r)
+    usable = summary.total_sum.amount[r] == 0;
   for (std::size_t i = 0; usable && i < gpus.size(); ++i) {
     usable = fits32(gpus[i].free.get(DeviceResource::kGPUCore)) &&
              fits32(gpus[i].free.get(DeviceResource::kGPUMemoryRatio));
@@ -60,9 +64,9 @@ void GpuFastView::publish(const NodeDeviceState& state, bool present) {
       card[1].store(f.get(DeviceResource::kGPUMemory), std::memory_order_release);
     }
     words_[1].store(*card_memory, std::memory_order_release);
-    for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
+    for (std::size_t r = 0; r < kViewedResourceCount; ++r) {
       words_[kSumsAt + r].store(summary.total_sum.amount[r], std::memory_order_release);
-      words_[kSumsAt + kDeviceResourceCount + r].store(summary.free_sum.amount[r],
+      words_[kSumsAt + kViewedResourceCount + r].store(summary.free_sum.amount[r],
                                                        std::memory_order_release);
     }
     header |= kUsable | (std::uint64_t{gpus.size() & 0xffu} << 8) |
@@ -96,10 +100,10 @@ GpuFastView::Read GpuFastView::read(Snapshot& out, Part part) const {
                   card[1].load(std::memory_order_acquire), static_cast<std::int64_t>(pair >> 32)};
         }
       } else {
-        for (std::size_t r = 0; r < kDeviceResourceCount; ++r) {
+        for (std::size_t r = 0; r < kViewedResourceCount; ++r) {
           out.total_sum.amount[r] = words_[kSumsAt + r].load(std::memory_order_acquire);
           out.free_sum.amount[r] =
-              words_[kSumsAt + kDeviceResourceCount + r].load(std::memory_order_acquire);
+              words_[kSumsAt + kViewedResourceCount + r].load(std::memory_order_acquire);
         }
       }
     }

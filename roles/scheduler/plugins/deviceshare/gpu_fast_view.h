@@ -60,7 +60,7 @@ class alignas(64) GpuFastView {
  private:
   static constexpr std::size_t kCardWords = 2;  // gpu-core and ratio in one, gpu-memory
   static constexpr std::size_t kSumsAt = 2;
-  static constexpr std::size_t kCardsAt = kSumsAt + 2 * kDeviceResourceCount;
+  static constexpr std::size_t kCardsAt = kSumsAt + 2 * kViewedResourceCount;
   static constexpr std::size_t kWords = kCardsAt + kCardWords * kMaxGpus;
   std::atomic<std::uint32_t> seq_{0};
   std::array<std::atomic<std::int64_t>, kWords> words_{};

@@ -24,8 +24,11 @@ enum Flag : unsigned {
   kFPGA = 1u << 6,
   kRDMA = 1u << 7,
   kGPUShared = 1u << 8,
+  kNPUCore = 1u << 9,
+  kNPUCPU = 1u << 10,
+  kNPUDVPP = 1u << 11,
 };
-constexpr std::size_t kFlagCount = 9;
+constexpr std::size_t kFlagCount = 12;
 
 struct Name {
   std::string_view name;
@@ -39,6 +42,9 @@ struct Name {
 // Each type's names, sorted by name so that the first fault found is always the same one.
 constexpr Name kGPUNames[] = {
     {apis::kResourceHygonDCU, kHygonDCU, false},
+    {apis::kResourceHuaweiNPUCore, kNPUCore, false},
+    {apis::kResourceHuaweiNPUCPU, kNPUCPU, false},
+    {apis::kResourceHuaweiNPUDVPP, kNPUDVPP, false},
     {apis::kResourceGPU, kKoordGPU, true, "kubernetes.io/gpu"},
     {apis::kResourceGPUCore, kGPUCore, true, "kubernetes.io/gpu-core"},
     {apis::kResourceGPUMemory, kGPUMemory, false, "kubernetes.io/gpu-memory"},
@@ -74,6 +80,9 @@ bool validCombination(unsigned c) {
     case kGPUShared | kGPUMemoryRatio:
     case kGPUShared | kGPUCore | kGPUMemory:
     case kGPUShared | kGPUCore | kGPUMemoryRatio:
+    case kNPUCore | kGPUMemoryRatio:
+    case kGPUShared | kNPUCore | kNPUCPU | kGPUMemory:
+    case kGPUShared | kNPUCore | kNPUCPU | kNPUDVPP | kGPUMemory:
     case kFPGA:
     case kRDMA:
       return true;
@@ -83,12 +92,15 @@ bool validCombination(unsigned c) {
 }
 
 // Koordinator's ValidDeviceResourceCombinationsGPUShared: gpu-core and gpu-memory-ratio split
-// evenly over the shared cards, at most a whole card each.
+// evenly over the shared cards, at most a whole card each. A vNPU (ValidDeviceResourceCombinations
+// HuaweiNPUShared) is a slice of one NPU: gpu.shared 1, at most a whole DVPP.
 bool validGPUShared(unsigned combination, const std::array<std::int64_t, kFlagCount>& by_flag) {
   const auto amount = [&](unsigned flag) {
     return by_flag[static_cast<std::size_t>(__builtin_ctz(flag))];
   };
   const std::int64_t shared = amount(kGPUShared);
+  if ((combination & kNPUCore) != 0)
+    return shared <= 1 && amount(kNPUDVPP) <= 100;
   for (unsigned flag : {kGPUCore, kGPUMemoryRatio}) {
     if ((combination & flag) != 0 && (amount(flag) % shared != 0 || amount(flag) / shared > 100))
       return false;
@@ -138,6 +150,12 @@ DeviceResources convert(unsigned combination, const std::array<std::int64_t, kFl
         out.set(DeviceResource::kGPUMemory, amount(kGPUMemory));
       if ((combination & kGPUMemoryRatio) != 0)
         out.set(DeviceResource::kGPUMemoryRatio, amount(kGPUMemoryRatio));
+      if ((combination & kNPUCore) != 0)
+        out.set(DeviceResource::kNPUCore, amount(kNPUCore));
+      if ((combination & kNPUCPU) != 0)
+        out.set(DeviceResource::kNPUCPU, amount(kNPUCPU));
+      if ((combination & kNPUDVPP) != 0)
+        out.set(DeviceResource::kNPUDVPP, amount(kNPUDVPP));
       break;
   }
   return out;
@@ -154,6 +172,23 @@ bool PodDeviceRequests::sharesGpu() const {
   const std::int64_t ratio = gpu.get(DeviceResource::kGPUMemoryRatio);
   const std::int64_t cards = ratio > 100 && ratio % 100 == 0 ? ratio / 100 : 1;
   return gpu.has(DeviceResource::kGPUMemoryRatio) && ratio / cards < 100;
+}
+
+DeviceResources PodDeviceRequests::perGpu() const {
+  const DeviceResources& gpu = of(DeviceType::kGPU);
+  std::int64_t cards = 1;
+  const std::int64_t ratio = gpu.get(DeviceResource::kGPUMemoryRatio);
+  if (gpu_shared > 0)
+    cards = gpu_shared;
+  else if (ratio > 100 && ratio % 100 == 0)
+    cards = ratio / 100;
+  DeviceResources out;
+  for (std::size_t i = 0; i < kDeviceResourceCount; ++i) {
+    const auto r = static_cast<DeviceResource>(i);
+    if (gpu.has(r))
+      out.set(r, gpu.get(r) / cards);
+  }
+  return out;
 }
 
 kube::Expected<PodDeviceRequests> podDeviceRequests(const Resource& pod_requests) {

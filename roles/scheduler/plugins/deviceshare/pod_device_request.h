@@ -25,6 +25,10 @@ struct PodDeviceRequests {
   /// Whether the pod shares a GPU with others (Koordinator's isShared): gpu.shared, gpu-memory,
   /// or less than a whole card's gpu-memory-ratio per card.
   bool sharesGpu() const;
+  /// What each GPU given must offer before the node's card memory is known (Koordinator's
+  /// requestsPerGPU): the GPU request split over gpu.shared cards, or over ratio/100 cards for a
+  /// gpu-memory-ratio over 100, with the names asked for.
+  DeviceResources perGpu() const;
 
   bool empty() const { return types == 0; }
   bool has(DeviceType type) const { return (types & (1u << static_cast<unsigned>(type))) != 0; }
@@ -47,7 +51,9 @@ struct PodDeviceRequests {
 /// Types are checked gpu, rdma, fpga, names in sorted order; the first fault is the error (a
 /// negative amount is one too). koordinator.sh/gpu.shared (Koordinator v1.6) goes with
 /// gpu-memory or gpu-memory-ratio, optionally gpu-core; gpu-core and gpu-memory-ratio must be
-/// multiples of it and at most 100 times it.
+/// multiples of it and at most 100 times it. Huawei NPUs (Koordinator v1.8): huawei.com/npu-core
+/// with gpu-memory-ratio (whole NPUs), or a vNPU slice: gpu.shared 1 with npu-core, npu-cpu,
+/// gpu-memory and optionally npu-dvpp (at most 100).
 kube::Expected<PodDeviceRequests> podDeviceRequests(const Resource& pod_requests);
 
 }  // namespace koord::roles::scheduler::deviceshare

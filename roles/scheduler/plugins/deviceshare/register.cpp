@@ -8,6 +8,7 @@
 #include "plugins/deviceshare/args.h"
 #include "plugins/deviceshare/device.h"
 #include "plugins/deviceshare/device_share_plugin.h"
+#include "plugins/deviceshare/gpu_shared_resource_templates.h"
 
 namespace koord::roles::scheduler::deviceshare {
 
@@ -22,6 +23,12 @@ void registerDeviceShare(PluginRegistry& registry) {
                    std::string(apis::kDeviceResource), "", "", ""},
       .project = apis::decodeDevice,
       .versions = {std::string(apis::kDeviceVersion)},
+  }));
+  factory.objects.push_back(declareInformer<TemplatesConfigMap>({
+      .key = std::string(kTemplatesConfigMapSource),
+      .resource = {"", "v1", "configmaps", "", "", ""},
+      .project = decodeTemplatesConfigMap,
+      .namespace_from_plugins = true,
   }));
   registry.add(std::string(kPluginName), std::move(factory));
 }

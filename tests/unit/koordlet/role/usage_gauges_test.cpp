@@ -26,3 +26,22 @@ TEST_CASE("node and pod usage on /metrics; a pod that leaves takes its series al
   gauges.update(cache, std::make_shared<const std::vector<PodMeta>>());
   CHECK(registry.render().find("pod_uid=\"uid-a\"") == std::string::npos);
 }
+
+TEST_CASE("the node's batch and mid allocatable as Koordinator's koordlet records them") {
+  koord::metrics::Registry registry;
+  UsageGauges gauges(registry, "node-a");
+  NodeInfo node;
+  node.name = "node-a";
+  node.allocatable.emplace("kubernetes.io/batch-cpu", koord::kube::Quantity::parse("2500").value());
+  node.allocatable.emplace("kubernetes.io/batch-memory",
+                           koord::kube::Quantity::parse("4Gi").value());
+  gauges.updateAllocatable(node);
+  const auto text = registry.render();
+  CHECK(text.find("koordlet_node_resource_allocatable{node=\"node-a\",resource=\"kubernetes.io/"
+                  "batch-cpu\",unit=\"integer\"} 2500") != std::string::npos);
+  CHECK(text.find("koordlet_node_resource_allocatable{node=\"node-a\",resource=\"kubernetes.io/"
+                  "batch-memory\",unit=\"byte\"} 4294967296") != std::string::npos);
+  // Absent ones read 0, so a node that lost its batch resources shows it.
+  CHECK(text.find("koordlet_node_resource_allocatable{node=\"node-a\",resource=\"kubernetes.io/"
+                  "mid-cpu\",unit=\"integer\"} 0") != std::string::npos);
+}

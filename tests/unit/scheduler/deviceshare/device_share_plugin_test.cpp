@@ -599,3 +599,122 @@ TEST_CASE("deviceshare plugin: gpuShareUnsupportedModels refuses pods sharing su
   // A whole card is no share: the model serves it.
   CHECK(run(f, podAsking("whole", {{"nvidia.com/gpu", "1"}}), "ascend")->reserve.ok());
 }
+
+namespace {
+
+// A Huawei NPU as Koordinator's koordlet reports one: AI cores, AI CPUs, DVPP and memory, no
+// gpu-core.
+std::string npuJson(int minor) {
+  return fmt::format(R"({{"type":"gpu","id":"NPU-{}","minor":{},"health":true,"resources":{{)"
+                     R"("huawei.com/npu-core":"8","huawei.com/npu-cpu":"7",)"
+                     R"("huawei.com/npu-dvpp":"100","koordinator.sh/gpu-memory":"24Gi",)"
+                     R"("koordinator.sh/gpu-memory-ratio":"100"}}}})",
+                     minor, minor);
+}
+
+TemplatesConfigMap templatesConfigMap(std::string data) {
+  return {"koordinator-system", "gpu-shared-resource-templates", std::move(data)};
+}
+
+constexpr std::string_view kAscendTemplates = R"(huawei-Ascend-310P3:
+  vir01:
+    huawei.com/npu-core: "1"
+    huawei.com/npu-cpu: "1"
+    huawei.com/npu-dvpp: "12"
+    koordinator.sh/gpu-memory: 3Gi
+  vir04:
+    huawei.com/npu-core: "4"
+    huawei.com/npu-cpu: "4"
+    huawei.com/npu-dvpp: "50"
+    koordinator.sh/gpu-memory: 12Gi
+)";
+
+Entries vnpu(const std::string& core, const std::string& cpu, const std::string& dvpp,
+             const std::string& memory) {
+  return {{"koordinator.sh/gpu.shared", "1"},
+          {"huawei.com/npu-core", core},
+          {"huawei.com/npu-cpu", cpu},
+          {"huawei.com/npu-dvpp", dvpp},
+          {"koordinator.sh/gpu-memory", memory}};
+}
+
+}  // namespace
+
+TEST_CASE("deviceshare plugin: vNPU slices must match a shared-resource template",
+          "[scheduler][deviceshare][plugin]") {
+  Fixture f({"ascend", "other"});
+  auto labelled = [&](const std::string& name, const std::string& model) {
+    auto n = std::make_shared<Node>(*f.handle.node(name).node);
+    n->labels["node.koordinator.sh/gpu-vendor"] = "huawei";
+    n->labels["node.koordinator.sh/gpu-model"] = model;
+    return std::shared_ptr<const Node>(n);
+  };
+  f.handle.setSnapshot(
+      testkit::snapshotOf({labelled("ascend", "Ascend-310P3"), labelled("other", "Ascend-910")}));
+  f.setDevice("ascend", {npuJson(0), npuJson(1)});
+  f.setDevice("other", {npuJson(0)});
+  auto& plugin = f.build(binpack());
+
+  // No ConfigMap yet: every slice is refused at PreFilter, in Koordinator's words.
+  auto early = run(f, podAsking("early", vnpu("1", "1", "12", "3Gi")), "ascend");
+  CHECK(early->pre_filter.code() == Code::kUnschedulableAndUnresolvable);
+  CHECK(early->pre_filter.message() == "no matched GPU shared resource template");
+
+  plugin.onTemplatesConfigMap(templatesConfigMap(std::string(kAscendTemplates)));
+  CHECK(f.handle.requeues > 0);
+  auto a = run(f, podAsking("a", vnpu("1", "1", "12", "3Gi")), "ascend");
+  REQUIRE(a->reserve.ok());
+  auto parsed = apis::parseDeviceAllocations(a->annotation().value());
+  REQUIRE(parsed.has_value());
+  const auto& gpu = parsed->at("gpu");
+  REQUIRE(gpu.size() == 1);
+  CHECK(gpu[0].gpu_shared_resource_template == "vir01");
+  CHECK(gpu[0].resources.at("huawei.com/npu-core").value() == 1);
+  CHECK(gpu[0].resources.at("huawei.com/npu-dvpp").value() == 12);
+  CHECK(gpu[0].resources.at("koordinator.sh/gpu-memory-ratio").value() == 12);
+  CHECK_THAT(*a->annotation(),
+             Catch::Contains(R"("extension":{"gpuSharedResourceTemplate":"vir01"})"));
+
+  // Amounts no template lists, and a model without the template.
+  auto odd = run(f, podAsking("odd", vnpu("3", "1", "12", "3Gi")), "ascend");
+  CHECK(odd->pre_filter.message() == "no matched GPU shared resource template");
+  auto elsewhere = run(f, podAsking("b", vnpu("1", "1", "12", "3Gi")), "other");
+  CHECK(elsewhere->filter.code() == Code::kUnschedulableAndUnresolvable);
+  CHECK(elsewhere->filter.message() == "no matched GPU shared resource template");
+
+  // Slices take the NPU's cores: binpack fills card 0 (8 cores, 100 DVPP: one vir04 still fits
+  // beside vir01, the next goes to card 1).
+  CHECK(run(f, podAsking("c", vnpu("4", "4", "50", "12Gi")), "ascend")->minors() ==
+        std::vector<int>{0});
+  CHECK(run(f, podAsking("d", vnpu("4", "4", "50", "12Gi")), "ascend")->minors() ==
+        std::vector<int>{1});
+
+  // A malformed update changes nothing; a deletion leaves no templates.
+  plugin.onTemplatesConfigMap(templatesConfigMap("huawei-Ascend-310P3: [oops]"));
+  CHECK(run(f, podAsking("e", vnpu("1", "1", "12", "3Gi")), "ascend")->pre_filter.ok());
+  plugin.onTemplatesConfigMapDelete(templatesConfigMap(""));
+  CHECK(run(f, podAsking("f", vnpu("1", "1", "12", "3Gi")), "ascend")->pre_filter.message() ==
+        "no matched GPU shared resource template");
+  // Another ConfigMap is not the args' one.
+  TemplatesConfigMap other = templatesConfigMap(std::string(kAscendTemplates));
+  other.name = "something-else";
+  plugin.onTemplatesConfigMap(other);
+  CHECK_FALSE(run(f, podAsking("g", vnpu("1", "1", "12", "3Gi")), "ascend")->pre_filter.ok());
+}
+
+TEST_CASE("deviceshare plugin: whole NPUs and GPU shares need no template",
+          "[scheduler][deviceshare][plugin]") {
+  Fixture f;
+  f.setDevice("node-a", {npuJson(0), npuJson(1)});
+  f.build();
+  // Not shared: huawei.com/npu-core with whole cards.
+  auto whole = run(f, podAsking("whole", {{"huawei.com/npu-core", "16"},
+                                          {"koordinator.sh/gpu-memory-ratio", "200"}}));
+  REQUIRE(whole->reserve.ok());
+  CHECK(whole->minors() == std::vector<int>{0, 1});
+  // Shared, but naming no matched resource (the default matches huawei.com/npu-core only).
+  Fixture g;
+  g.setDevice("node-a", plainGpus(1));
+  g.build();
+  CHECK(run(g, podAsking("half", {{"koordinator.sh/gpu-memory-ratio", "50"}}))->reserve.ok());
+}

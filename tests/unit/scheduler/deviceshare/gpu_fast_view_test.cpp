@@ -204,7 +204,8 @@ TEST_CASE("gpu fast view: readers racing a writer see whole publications only",
             .minor = card,
             .resources = resources({{"koordinator.sh/gpu-core", std::to_string(share)},
                                     {"koordinator.sh/gpu-memory-ratio", std::to_string(share)}}),
-            .vfs = {}});
+            .vfs = {},
+            .gpu_shared_resource_template = {}});
         REQUIRE(node.addPod(fmt::format("ns/p{}", card), a));
       }
     }

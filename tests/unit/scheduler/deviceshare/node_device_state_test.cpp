@@ -19,7 +19,8 @@ apis::DeviceAllocations gpuShare(int minor, const std::string& ratio, const std:
                              .resources = resources({{"koordinator.sh/gpu-core", ratio},
                                                      {"koordinator.sh/gpu-memory-ratio", ratio},
                                                      {"koordinator.sh/gpu-memory", memory}}),
-                             .vfs = {}});
+                             .vfs = {},
+                             .gpu_shared_resource_template = {}});
   return a;
 }
 
@@ -116,8 +117,10 @@ TEST_CASE("node devices: deprecated names in an annotation count", "[scheduler][
                              .resources = resources({{"kubernetes.io/gpu-core", "40"},
                                                      {"kubernetes.io/gpu-memory-ratio", "40"},
                                                      {"kubernetes.io/gpu-memory", "4Gi"}}),
-                             .vfs = {}});
-  a["npu"].push_back(apis::DeviceAllocation{.minor = 0, .resources = {}, .vfs = {}});
+                             .vfs = {},
+                             .gpu_shared_resource_template = {}});
+  a["npu"].push_back(apis::DeviceAllocation{
+      .minor = 0, .resources = {}, .vfs = {}, .gpu_shared_resource_template = {}});
   REQUIRE(s.addPod("ns/a", a));
   CHECK(freeRatio(s, 0) == 60);
 }
@@ -133,7 +136,8 @@ TEST_CASE("node devices: RDMA virtual functions held by pods", "[scheduler][devi
       apis::DeviceAllocation{.minor = 1,
                              .resources = resources({{"koordinator.sh/rdma", "1"}}),
                              .vfs = {apis::VirtualFunction{.minor = 0, .bus_id = "0000:1f:00.0"},
-                                     apis::VirtualFunction{.minor = 9, .bus_id = "no-such-vf"}}});
+                                     apis::VirtualFunction{.minor = 9, .bus_id = "no-such-vf"}},
+                             .gpu_shared_resource_template = {}});
   REQUIRE(s.addPod("ns/a", a));
   nic = s.device(DeviceType::kRDMA, 1);
   CHECK(nic->free_vfs == 1);

@@ -208,3 +208,58 @@ TEST_CASE("pod device requests: gpu.shared and what counts as sharing a GPU",
     CHECK(got->sharesGpu() == sharing);
   }
 }
+
+TEST_CASE("pod device requests: Huawei NPUs, whole and as vNPU slices (Koordinator v1.8)",
+          "[scheduler][deviceshare]") {
+  const Entries vnpu{{"koordinator.sh/gpu.shared", "1"},
+                     {"huawei.com/npu-core", "2"},
+                     {"huawei.com/npu-cpu", "1"},
+                     {"huawei.com/npu-dvpp", "25"},
+                     {"koordinator.sh/gpu-memory", "6Gi"}};
+  auto slice = podDeviceRequests(Resource::fromList(listOf(vnpu)));
+  REQUIRE(slice.has_value());
+  CHECK(slice->sharesGpu());
+  CHECK(slice->of(DeviceType::kGPU).namesNpu());
+  CHECK(slice->perGpu().toList() == listOf({{"huawei.com/npu-core", "2"},
+                                            {"huawei.com/npu-cpu", "1"},
+                                            {"huawei.com/npu-dvpp", "25"},
+                                            {"koordinator.sh/gpu-memory", "6Gi"}}));
+
+  // Two whole NPUs: the cores split over them, as calcDesiredRequestsAndCountForGPU does.
+  auto whole = podDeviceRequests(Resource::fromList(
+      listOf({{"huawei.com/npu-core", "16"}, {"koordinator.sh/gpu-memory-ratio", "200"}})));
+  REQUIRE(whole.has_value());
+  CHECK_FALSE(whole->sharesGpu());
+  CHECK(whole->perGpu().toList() ==
+        listOf({{"huawei.com/npu-core", "8"}, {"koordinator.sh/gpu-memory-ratio", "100"}}));
+
+  struct Refused {
+    Entries requests;
+    std::string error;
+  };
+  const std::vector<Refused> refused{
+      // A vNPU is a slice of one NPU.
+      {{{"koordinator.sh/gpu.shared", "2"},
+        {"huawei.com/npu-core", "2"},
+        {"huawei.com/npu-cpu", "1"},
+        {"koordinator.sh/gpu-memory", "6Gi"}},
+       "invalid resource device requests: [huawei.com/npu-core huawei.com/npu-cpu "
+       "koordinator.sh/gpu-memory koordinator.sh/gpu.shared]"},
+      {{{"koordinator.sh/gpu.shared", "1"},
+        {"huawei.com/npu-core", "2"},
+        {"huawei.com/npu-cpu", "1"},
+        {"huawei.com/npu-dvpp", "101"},
+        {"koordinator.sh/gpu-memory", "6Gi"}},
+       "invalid resource device requests: [huawei.com/npu-core huawei.com/npu-cpu "
+       "huawei.com/npu-dvpp koordinator.sh/gpu-memory koordinator.sh/gpu.shared]"},
+      // npu-cpu goes only with a slice.
+      {{{"huawei.com/npu-cpu", "1"}, {"koordinator.sh/gpu-memory-ratio", "50"}},
+       "invalid resource device requests: [huawei.com/npu-cpu koordinator.sh/gpu-memory-ratio]"},
+  };
+  for (const Refused& c : refused) {
+    INFO(c.error);
+    auto got = podDeviceRequests(Resource::fromList(listOf(c.requests)));
+    REQUIRE_FALSE(got.has_value());
+    CHECK(got.error().message == c.error);
+  }
+}

@@ -24,7 +24,8 @@ apis::DeviceAllocations gpuShare(int minor, const std::string& ratio, const std:
                              .resources = resources({{"koordinator.sh/gpu-core", ratio},
                                                      {"koordinator.sh/gpu-memory-ratio", ratio},
                                                      {"koordinator.sh/gpu-memory", memory}}),
-                             .vfs = {}});
+                             .vfs = {},
+                             .gpu_shared_resource_template = {}});
   return a;
 }
 

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -277,6 +278,37 @@ TEST_CASE("queue events print as upstream names them", "[scheduler][queue]") {
   CHECK(toString(QueueEvent::kUnschedulableTimeout) == "UnschedulableTimeout");
   CHECK(toString(QueueEvent::kNodeSpecUnschedulableChange) == "NodeSpecUnschedulableChange");
   CHECK(toString(QueueEvent::kCSINodeUpdate) == "CSINodeUpdate");
+}
+
+TEST_CASE("unschedulableQ tells who enters and leaves it, with the plugins that refused",
+          "[scheduler][queue]") {
+  FakeNow clock;
+  std::map<std::string, int> by_plugin;
+  SchedulingQueueOptions options;
+  options.on_unschedulable = [&](const QueuedPodInfo& info, int delta) {
+    for (const auto& p : info.unschedulable_plugins)
+      by_plugin[p] += delta;
+  };
+  auto q = makeQueue(clock, options);
+  auto a = makePod("a");
+  auto b = makePod("b");
+  REQUIRE(q->add(a).has_value());
+  REQUIRE(q->add(b).has_value());
+  auto first = popNow(*q);
+  auto second = popNow(*q);
+  first.unschedulable_plugins = {"DeviceShare", "NodeResourcesFit"};
+  second.unschedulable_plugins = {"NodeResourcesFit"};
+  const std::int64_t cycle = q->schedulingCycle();
+  REQUIRE(q->addUnschedulableIfNotPresent(first, cycle).has_value());
+  REQUIRE(q->addUnschedulableIfNotPresent(second, cycle).has_value());
+  CHECK(by_plugin == std::map<std::string, int>{{"DeviceShare", 1}, {"NodeResourcesFit", 2}});
+  // An update that does not help keeps the pod there; deleting it takes it out.
+  q->remove(*first.pod);
+  CHECK(by_plugin == std::map<std::string, int>{{"DeviceShare", 0}, {"NodeResourcesFit", 1}});
+  // A cluster event moves the rest out.
+  q->moveAllToActiveOrBackoffQueue(QueueEvent::kNodeAdd);
+  CHECK(by_plugin == std::map<std::string, int>{{"DeviceShare", 0}, {"NodeResourcesFit", 0}});
+  CHECK(q->numUnschedulablePods() == 0);
 }
 
 }  // namespace

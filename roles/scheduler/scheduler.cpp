@@ -385,6 +385,8 @@ bool Scheduler::scheduleOne() {
     return false;
   const std::int64_t cycle = queue_->schedulingCycle();
   QueuedPodInfo info = std::move(*next);
+  // What refused the pod last time: this attempt's failure, if any, says it anew.
+  info.unschedulable_plugins.clear();
   const PodInfo& pod = *info.pod;
   Profile* profile = profileFor(pod.scheduler_name);
   if (profile == nullptr) {

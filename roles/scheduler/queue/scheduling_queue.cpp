@@ -108,16 +108,18 @@ void SchedulingQueue::putUnschedulable(const std::string& key, QueuedPodInfo inf
     on_unschedulable_(it->second, +1);
 }
 
-void SchedulingQueue::eraseUnschedulable(
+QueuedPodInfo SchedulingQueue::eraseUnschedulable(
     std::unordered_map<std::string, QueuedPodInfo>::iterator it) {
   if (on_unschedulable_)
     on_unschedulable_(it->second, -1);
+  QueuedPodInfo info = std::move(it->second);
   unschedulable_.erase(it);
+  return info;
 }
 
 void SchedulingQueue::eraseUnschedulable(const std::string& key) {
   if (auto it = unschedulable_.find(key); it != unschedulable_.end())
-    eraseUnschedulable(it);
+    (void)eraseUnschedulable(it);
 }
 
 kube::Expected<void> SchedulingQueue::add(std::shared_ptr<const PodInfo> pod) {
@@ -240,7 +242,7 @@ kube::Expected<void> SchedulingQueue::update(const std::shared_ptr<const PodInfo
       it->second = std::move(updated);
       return {};
     }
-    eraseUnschedulable(it);
+    (void)eraseUnschedulable(it);
     if (isBackingOff(updated)) {
       backoff_.addOrUpdate(std::move(updated));
     } else {
@@ -292,8 +294,7 @@ void SchedulingQueue::activate(const std::vector<std::string>& keys) {
   std::lock_guard lock(mu_);
   for (const std::string& key : keys) {
     if (auto it = unschedulable_.find(key); it != unschedulable_.end()) {
-      active_.addOrUpdate(it->second);
-      eraseUnschedulable(it);
+      active_.addOrUpdate(eraseUnschedulable(it));
     } else if (const QueuedPodInfo* info = backoff_.get(key)) {
       QueuedPodInfo moved = *info;
       backoff_.erase(key);
@@ -341,8 +342,7 @@ void SchedulingQueue::movePodsToActiveOrBackoffQueue(const std::vector<std::stri
     auto it = unschedulable_.find(key);
     if (it == unschedulable_.end())
       continue;
-    QueuedPodInfo info = it->second;
-    eraseUnschedulable(it);
+    QueuedPodInfo info = eraseUnschedulable(it);
     if (isBackingOff(info)) {
       backoff_.addOrUpdate(std::move(info));
       incoming(kBackoffQueue, event);

@@ -161,7 +161,8 @@ class SchedulingQueue {
   void incoming(std::string_view queue, QueueEvent event) const;
   /// unschedulableQ's writes, each telling on_unschedulable.
   void putUnschedulable(const std::string& key, QueuedPodInfo info);
-  void eraseUnschedulable(std::unordered_map<std::string, QueuedPodInfo>::iterator it);
+  /// Takes the pod out and hands it back (moved, not copied).
+  QueuedPodInfo eraseUnschedulable(std::unordered_map<std::string, QueuedPodInfo>::iterator it);
   void eraseUnschedulable(const std::string& key);
   /// The unschedulable pods under `keys` to podBackoffQ or activeQ; records the move request.
   void movePodsToActiveOrBackoffQueue(const std::vector<std::string>& keys, QueueEvent event);

@@ -99,7 +99,9 @@ void computeCpu(const apis::ColocationStrategy& strategy, BatchTerms& t, kube::Q
   }
   double ratio = percentRatio(*strategy.batch_cpu_threshold_percent);
   t.cpu_threshold = multiplyMilli(t.capacity.cpu, ratio);
-  cpu = minQ(cpu, *t.cpu_threshold);
+  // A negative capacity (or ratio) from a hostile status or config makes the threshold negative;
+  // an extended resource below zero would be refused by the API server at every sync.
+  cpu = maxQ(minQ(cpu, *t.cpu_threshold), kube::Quantity::fromInt(0));
   message = fmt::format(
       "batchAllocatable[CPU(Milli-Core)]:{} = min(nodeCapacity:{} * thresholdRatio:{}, "
       "nodeCapacity:{} - nodeSafetyMargin:{} - systemUsageOrNodeReserved:{} - {}:{})",
@@ -134,7 +136,7 @@ void computeMemory(const apis::ColocationStrategy& strategy, BatchTerms& t, kube
   }
   double ratio = percentRatio(*strategy.batch_memory_threshold_percent);
   t.memory_threshold = multiplyValue(t.capacity.memory, ratio);
-  memory = minQ(memory, *t.memory_threshold);
+  memory = maxQ(minQ(memory, *t.memory_threshold), kube::Quantity::fromInt(0));
   message = fmt::format(
       "batchAllocatable[Mem(GB)]:{} = min(nodeCapacity:{} * thresholdRatio:{}, nodeCapacity:{} - "
       "nodeSafetyMargin:{} - {}:{} - {}:{})",

@@ -439,3 +439,22 @@ TEST_CASE("batch calculation survives absurd input", "[manager][noderesource][ba
   CHECK(r.terms.hp_used.cpu == q("2"));
   CHECK(r.terms.dangling_pods == 0);
 }
+
+// A node whose status claims a negative capacity (the API server stores what the kubelet or a
+// hand-made patch sends) scales the thresholds below zero; the result must still not be.
+TEST_CASE("batch resources stay at zero for a node with negative capacity",
+          "[manager][noderesource][batch]") {
+  Fixture f;
+  f.node.capacity = cpuMem("-4", "-8Gi");
+  f.node.allocatable = cpuMem("-4", "-8Gi");
+  f.strategy.batch_cpu_threshold_percent = 80;
+  f.strategy.batch_memory_threshold_percent = 70;
+  for (auto policy :
+       {CalculatePolicy::kUsage, CalculatePolicy::kRequest, CalculatePolicy::kMaxUsageRequest}) {
+    f.strategy.memory_calculate_policy = policy;
+    BatchResult r = f.run();
+    REQUIRE(r.state == BatchState::kCalculated);
+    CHECK(r.desired.cpu->isZero());
+    CHECK(r.desired.memory->isZero());
+  }
+}

@@ -12,18 +12,23 @@
     return koord::execBesideSelf(binary, argc, argv);        \
   }                                                          \
   }
+#define KOORD_COMMAND(name, summary)
 #include "roles.def"
 #undef KOORD_ROLE
 #undef KOORD_ROLE_OWN_EXECUTABLE
+#undef KOORD_COMMAND
 
 namespace {
 constexpr koord::RoleEntry kRoles[] = {
-#define KOORD_ROLE(id, name, binary, summary) {name, binary, summary, &koord::roles::id::roleMain},
+#define KOORD_ROLE(id, name, binary, summary) \
+  {name, binary, summary, &koord::roles::id::roleMain, false},
 #define KOORD_ROLE_OWN_EXECUTABLE(id, name, binary, summary) \
-  {name, binary, summary, &koord::roles::id::execMain},
+  {name, binary, summary, &koord::roles::id::execMain, false},
+#define KOORD_COMMAND(name, summary) {name, "", summary, &koord::roles::cli::roleMain, true},
 #include "roles.def"
 #undef KOORD_ROLE
 #undef KOORD_ROLE_OWN_EXECUTABLE
+#undef KOORD_COMMAND
 };
 }  // namespace
 

@@ -7,18 +7,22 @@
   namespace koord::roles::id {                               \
   int roleMain(int argc, char** argv);                       \
   }
+#define KOORD_COMMAND(name, summary)
 #include "roles.def"
 #undef KOORD_ROLE
 #undef KOORD_ROLE_OWN_EXECUTABLE
+#undef KOORD_COMMAND
 
 namespace {
 constexpr koord::RoleEntry kRoles[] = {
 #define KOORD_ROLE(id, name, binary, summary)
 #define KOORD_ROLE_OWN_EXECUTABLE(id, name, binary, summary) \
-  {name, binary, summary, &koord::roles::id::roleMain},
+  {name, binary, summary, &koord::roles::id::roleMain, false},
+#define KOORD_COMMAND(name, summary)
 #include "roles.def"
 #undef KOORD_ROLE
 #undef KOORD_ROLE_OWN_EXECUTABLE
+#undef KOORD_COMMAND
 };
 }  // namespace
 

@@ -35,7 +35,7 @@ DispatchDecision decideDispatch(std::span<const RoleEntry> roles,
   DispatchDecision d;
   std::string_view self = argv.empty() ? std::string_view("koord") : baseName(argv[0]);
   for (const auto& r : roles) {
-    if (r.binary == self) {
+    if (!r.command && r.binary == self) {
       d.kind = DispatchDecision::Kind::kRole;
       d.role = &r;
       d.role_args.assign(argv.begin(), argv.end());
@@ -54,7 +54,7 @@ DispatchDecision decideDispatch(std::span<const RoleEntry> roles,
       if (const RoleEntry* r = findByName(roles, argv[2])) {
         d.kind = DispatchDecision::Kind::kRole;
         d.role = r;
-        d.role_args = {std::string(r->binary), "--help"};
+        d.role_args = {std::string(r->command ? r->name : r->binary), "--help"};
         return d;
       }
       d.kind = DispatchDecision::Kind::kUnknownRole;
@@ -71,7 +71,7 @@ DispatchDecision decideDispatch(std::span<const RoleEntry> roles,
   if (const RoleEntry* r = findByName(roles, word)) {
     d.kind = DispatchDecision::Kind::kRole;
     d.role = r;
-    d.role_args.emplace_back(r->binary);
+    d.role_args.emplace_back(r->command ? r->name : r->binary);
     d.role_args.insert(d.role_args.end(), argv.begin() + 2, argv.end());
     return d;
   }
@@ -122,7 +122,17 @@ std::string rolesHelp(std::span<const RoleEntry> roles) {
   for (const auto& r : roles)
     width = std::max(width, r.name.size());
   for (const auto& r : roles) {
-    out += fmt::format("  {:<{}}  {:<20}  {}\n", r.name, width, r.binary, r.summary);
+    if (!r.command)
+      out += fmt::format("  {:<{}}  {:<20}  {}\n", r.name, width, r.binary, r.summary);
+  }
+  bool any = false;
+  for (const auto& r : roles) {
+    if (!r.command)
+      continue;
+    if (!any)
+      out += "\nCommands (also `kubectl koord <command>`):\n";
+    any = true;
+    out += fmt::format("  {:<{}}  {}\n", r.name, width, r.summary);
   }
   return out;
 }

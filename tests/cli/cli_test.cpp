@@ -100,6 +100,38 @@ TEST_CASE("symlinks dispatch on argv[0]", "[cli]") {
   }
 }
 
+// The operator commands run without a cluster on the recording cluster/cli made.
+TEST_CASE("operator commands: koord top, and kubectl koord as a plugin", "[cli]") {
+  const std::string recording =
+      std::string(KOORD_SOURCE_DIR) + "/tests/unit/cli/data/cluster-snapshot.json";
+  auto plugin = run({bin("kubectl-koord"), "--help"});
+  REQUIRE(plugin.exit_code == 0);
+  CHECK(plugin.out.find("Usage:\n  kubectl-koord <command> [flags]\n  kubectl koord <command>") !=
+        std::string::npos);
+  CHECK(plugin.out.find("snapshot") != std::string::npos);
+  auto nodes = run({bin("koord"), "top", "nodes", "--snapshot", recording});
+  REQUIRE(nodes.exit_code == 0);
+  CHECK(nodes.out.rfind("NAME ", 0) == 0);
+  CHECK(nodes.out.find("3500m") != std::string::npos);
+  auto pods =
+      run({bin("kubectl-koord"), "top", "pods", "-A", "--snapshot", recording, "-o", "yaml"});
+  REQUIRE(pods.exit_code == 0);
+  CHECK(pods.out.find("priorityClass: koord-batch") != std::string::npos);
+  // Usage errors exit 2 naming the word; a file that is not there exits 1 naming it.
+  auto none = run({bin("koord"), "top"});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("nodes or pods") != std::string::npos);
+  auto format = run({bin("koord"), "top", "nodes", "--snapshot", recording, "-o", "xml"});
+  CHECK(format.exit_code == 2);
+  CHECK(format.err.find("\"xml\"") != std::string::npos);
+  auto unknown = run({bin("kubectl-koord"), "explode"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("unknown command \"explode\"") != std::string::npos);
+  auto missing = run({bin("koord"), "top", "nodes", "--snapshot", "/nonexistent/s.json"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("/nonexistent/s.json: cannot open") != std::string::npos);
+}
+
 TEST_CASE("koord runs the runtime-proxy from its own executable, and loads no gRPC itself",
           "[cli]") {
   auto h = run({bin("koord"), "runtime-proxy", "--help"});

@@ -14,6 +14,9 @@ struct RoleEntry {
   std::string_view binary;   // argv[0] basename that selects it, e.g. koord-manager
   std::string_view summary;  // one line for `koord --help`
   int (*main)(int argc, char** argv);
+  /// An operator command of the cli role (`koord top`): no binary of its own; main gets the
+  /// command word as argv[0].
+  bool command = false;
 };
 
 struct DispatchDecision {

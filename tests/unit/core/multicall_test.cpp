@@ -9,8 +9,10 @@ int fakeMain(int, char**) {
   return 0;
 }
 const koord::RoleEntry kRoles[] = {
-    {"manager", "koord-manager", "manager", &fakeMain},
-    {"koordlet", "koordlet", "node agent", &fakeMain},
+    {"manager", "koord-manager", "manager", &fakeMain, false},
+    {"koordlet", "koordlet", "node agent", &fakeMain, false},
+    {"cli", "kubectl-koord", "operator commands", &fakeMain, false},
+    {"top", "", "usage per node", &fakeMain, true},
 };
 koord::DispatchDecision decide(std::vector<std::string> argv) {
   return koord::decideDispatch(kRoles, argv);
@@ -55,4 +57,25 @@ TEST_CASE("the roles help lists every role with its summary", "[core][multicall]
   CHECK(text.find("manager") != std::string::npos);
   CHECK(text.find("koord-manager") != std::string::npos);
   CHECK(text.find("node agent") != std::string::npos);
+}
+
+TEST_CASE("operator commands run the cli role with the command word first", "[core][multicall]") {
+  auto d = decide({"koord", "top", "nodes", "-o", "json"});
+  REQUIRE(d.kind == Kind::kRole);
+  CHECK(d.role->name == "top");
+  CHECK(d.role_args == std::vector<std::string>{"top", "nodes", "-o", "json"});
+  d = decide({"koord", "help", "top"});
+  REQUIRE(d.kind == Kind::kRole);
+  CHECK(d.role_args == std::vector<std::string>{"top", "--help"});
+  // kubectl runs the plugin by its file name, the command word after it.
+  d = decide({"/usr/local/bin/kubectl-koord", "top", "pods"});
+  REQUIRE(d.kind == Kind::kRole);
+  CHECK(d.role->name == "cli");
+  CHECK(d.role_args == std::vector<std::string>{"kubectl-koord", "top", "pods"});
+  // A command has no binary of its own: an empty argv[0] does not select it.
+  CHECK(decide({"", "bogus"}).kind == Kind::kUnknownRole);
+  auto text = koord::rolesHelp(kRoles);
+  auto commands = text.find("Commands");
+  REQUIRE(commands != std::string::npos);
+  CHECK(text.find("usage per node") > commands);
 }

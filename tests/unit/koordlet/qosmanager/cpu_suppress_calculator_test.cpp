@@ -1,5 +1,6 @@
 #include "qosmanager/cpusuppress/cpu_suppress_calculator.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -197,4 +198,23 @@ TEST_CASE("suppress formula, hand-computed cases") {
     CHECK(got.system_used_milli == c.want.system_used_milli);
     CHECK(got.suppress_milli == c.want.suppress_milli);
   }
+}
+
+// koord top runs this formula on NodeMetric figures anyone with write access can set: sums and
+// products saturate instead of overflowing (UBSan fails the old arithmetic here).
+TEST_CASE("suppress formula saturates on absurd figures") {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  SuppressInput in = node20(kMax);
+  in.node_capacity_milli = kMax;
+  in.threshold_percent = 100;
+  in.min_percent = 100;
+  in.pods = {unknownPod(kMax), unknownPod(kMax)};
+  in.host_apps = {hostApp(kMax, QoSClass::kLS, false)};
+  const SuppressResult r = calculateBESuppressCPU(in);
+  CHECK(r.non_be_pods_used_milli == kMax);
+  CHECK(r.non_be_host_apps_used_milli == kMax);
+  CHECK(r.suppress_milli == kMax / 100);
+  in.node_used_milli = std::numeric_limits<std::int64_t>::min();
+  in.min_percent.reset();
+  CHECK(calculateBESuppressCPU(in).system_used_milli == 0);
 }

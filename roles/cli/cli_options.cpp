@@ -44,7 +44,7 @@ void resolveShorthands(CliOptions& o) {
   o.all_namespaces = o.all_namespaces || o.short_a;
 }
 
-ClusterSnapshot loadSnapshot(const CliOptions& o) {
+ClusterSnapshot loadSnapshot(const CliOptions& o, std::vector<std::string_view> kinds) {
   if (!o.snapshot_file.empty()) {
     auto snapshot = readSnapshotFile(o.snapshot_file);
     if (!snapshot)
@@ -54,6 +54,7 @@ ClusterSnapshot loadSnapshot(const CliOptions& o) {
   ApiConnection api(o.kubeconfig, o.context);
   FetchOptions fetch;
   fetch.koord_namespace = o.koord_namespace;
+  fetch.kinds = std::move(kinds);
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   if (terminal) {
     fetch.on_kind = [](const SnapshotKind& kind) {

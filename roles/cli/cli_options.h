@@ -39,7 +39,8 @@ std::vector<std::string> takeLeadingWords(std::vector<std::string>& args);
 /// The snapshot the command works on: --snapshot's file, else one taken from the cluster now
 /// (with a progress line on stderr when it is a terminal). Throws std::runtime_error naming the
 /// file or the kind that could not be read.
-ClusterSnapshot loadSnapshot(const CliOptions& o);
+/// `kinds` (SnapshotKind::kind) limits what is listed from the cluster; empty lists every kind.
+ClusterSnapshot loadSnapshot(const CliOptions& o, std::vector<std::string_view> kinds = {});
 
 /// The namespace a command limits itself to: "" with -A, else -n, else the context's.
 std::string effectiveNamespace(const CliOptions& o);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 
 namespace koord::roles::cli {
@@ -72,6 +73,9 @@ kube::Expected<ClusterSnapshot> takeSnapshot(kube::RestClient& client,
   snapshot.server = client.config().host;
   std::size_t total = 0;
   for (const SnapshotKind& kind : snapshotKinds()) {
+    if (!options.kinds.empty() &&
+        std::find(options.kinds.begin(), options.kinds.end(), kind.kind) == options.kinds.end())
+      continue;
     if (options.on_kind)
       options.on_kind(kind);
     auto items =

@@ -15,6 +15,9 @@ namespace koord::roles::cli {
 struct FetchOptions {
   /// Where the ConfigMaps of koord-scheduler and koord-manager live.
   std::string koord_namespace = "koordinator-system";
+  /// Only these kinds (SnapshotKind::kind); empty for every kind. A command that reads a few
+  /// kinds of a big cluster lists only those.
+  std::vector<std::string_view> kinds;
   /// Called before each kind is listed (a terminal's progress line); may be empty.
   std::function<void(const SnapshotKind&)> on_kind;
   /// One line for each optional kind left out (not served, forbidden); may be empty.

@@ -64,7 +64,11 @@ int runTop(const std::string& program, std::vector<std::string> args) {
 
   const bool terminal = ::isatty(STDOUT_FILENO) == 1;
   while (true) {
-    ClusterSnapshot snapshot = loadSnapshot(o);
+    // What each table reads, and no more: a big cluster's Devices or quotas are not listed.
+    ClusterSnapshot snapshot =
+        subject == Subject::kNodes
+            ? loadSnapshot(o, {"Node", "Pod", "NodeMetric", "NodeSLO", "Reservation", "Event"})
+            : loadSnapshot(o, {"Pod", "NodeMetric"});
     std::string out;
     if (subject == Subject::kNodes) {
       auto rows = topNodes(snapshot);

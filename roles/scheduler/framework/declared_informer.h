@@ -3,9 +3,13 @@
 // Included by registration files only: it pulls in the informer and discovery headers.
 #pragma once
 
+#include <fmt/format.h>
+#include <boost/json/value.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +23,7 @@
 #include "koord/core/log.h"
 #include "koord/kube/discovery.h"
 #include "koord/kube/informer.h"
+#include "koord/kube/object_meta.h"
 #include "node_info.h"
 #include "object_source.h"
 
@@ -229,11 +234,102 @@ class DeclaredInformer final : public ObjectInformer, public ObjectSource<T> {
   std::atomic<bool> answered_{false};
 };
 
+/// A declared kind over a fixed list of objects (ObjectDeclaration::make_fixed): decoded once
+/// with the informer's projection, stored under the informer's keys ("namespace/name" or
+/// "name"), handed to subscribers and node slots at start(), never changed.
+template <typename T>
+class FixedObjectSource final : public ObjectInformer, public ObjectSource<T> {
+ public:
+  FixedObjectSource(const InformerSpec<T>& spec, const std::vector<boost::json::value>& items,
+                    std::vector<std::string>& errors)
+      : key_(spec.key), node_slot_(spec.node_slot) {
+    for (const auto& item : items) {
+      kube::ObjectMeta meta;
+      auto read =
+          item.is_object()
+              ? kube::decodeObjectMeta(
+                    item.get_object(),
+                    {kube::ObjectMetaFields::kNamespace | kube::ObjectMetaFields::kName}, meta)
+              : kube::Expected<void>(kube::makeKubeError("not an object"));
+      if (!read || meta.name.empty()) {
+        errors.push_back(
+            fmt::format("{}: {}", key_, read ? "no metadata.name" : read.error().message));
+        continue;
+      }
+      std::string key = meta.namespace_.empty() ? meta.name : meta.namespace_ + "/" + meta.name;
+      auto projected = spec.project(item);
+      if (!projected) {
+        errors.push_back(fmt::format("{} {}: {}", key_, key, projected.error().message));
+        continue;
+      }
+      objects_.insert_or_assign(std::move(key), std::make_shared<const T>(std::move(*projected)));
+    }
+  }
+
+  const AnyObjectSource& source() const override { return *this; }
+  std::shared_ptr<const T> get(std::string_view name) const override {
+    auto it = objects_.find(std::string(name));
+    return it == objects_.end() || !inNamespace(it->first) ? nullptr : it->second;
+  }
+  std::vector<std::shared_ptr<const T>> list() const override {
+    std::vector<std::shared_ptr<const T>> out;
+    for (const auto& [key, object] : objects_) {
+      if (inNamespace(key))
+        out.push_back(object);
+    }
+    return out;
+  }
+  void subscribe(ObjectHandlers<T> handlers) const override {
+    subscribers_.push_back(std::move(handlers));
+  }
+  bool narrowToNamespace(std::string_view ns) const override {
+    if (narrowed_)
+      return *narrowed_ == ns;
+    narrowed_ = std::string(ns);
+    return true;
+  }
+  void connect(NodeObjectSink& sink) override { sink_ = &sink; }
+  void start() override {
+    for (const auto& [key, object] : objects_) {
+      if (!inNamespace(key))
+        continue;
+      for (const auto& h : subscribers_) {
+        if (h.on_add)
+          h.on_add(object);
+      }
+      if (sink_ != nullptr && node_slot_ != nullptr) {
+        sink_->onNodeObject(
+            key_, key, [slot = node_slot_, object](NodeInfo& info) { info.*slot = object; }, true);
+      }
+    }
+  }
+  void stop() override {}
+  bool waitForSync(std::chrono::milliseconds) const override { return true; }
+
+ private:
+  bool inNamespace(const std::string& key) const {
+    return !narrowed_ || key.compare(0, narrowed_->size() + 1, *narrowed_ + "/") == 0;
+  }
+
+  std::string key_;
+  std::shared_ptr<const T> NodeInfo::*node_slot_ = nullptr;
+  std::map<std::string, std::shared_ptr<const T>> objects_;
+  mutable std::vector<ObjectHandlers<T>> subscribers_;
+  mutable std::optional<std::string> narrowed_;
+  NodeObjectSink* sink_ = nullptr;
+};
+
 /// The declaration a plugin's registration adds to its PluginFactory::objects.
 template <typename T>
 ObjectDeclaration declareInformer(InformerSpec<T> spec) {
   ObjectDeclaration d;
   d.key = spec.key;
+  d.group = spec.resource.group;
+  d.resource = spec.resource.resource;
+  d.make_fixed = [spec](const std::vector<boost::json::value>& items,
+                        std::vector<std::string>& errors) -> std::unique_ptr<ObjectInformer> {
+    return std::make_unique<FixedObjectSource<T>>(spec, items, errors);
+  };
   d.make_informer = [spec = std::move(spec)](
                         kube::RestClient& client,
                         boost::asio::io_context& io) -> std::unique_ptr<ObjectInformer> {

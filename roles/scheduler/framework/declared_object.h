@@ -3,10 +3,13 @@
 // scheduling, and hands its source to plugins through ClusterView::source<T>(key).
 #pragma once
 
+#include <boost/json/fwd.hpp>
+
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace boost::asio {
 class io_context;
@@ -51,8 +54,19 @@ struct ObjectDeclaration {
   /// The name plugins look the source up by, conventionally group/version/resource. Plugins
   /// declaring the same key share one informer (that of the first by plugin name).
   std::string key;
+  /// The API group and plural resource listed ("slo.koordinator.sh", "nodemetrics"): what a
+  /// recording of the cluster files the kind's objects under.
+  std::string group;
+  std::string resource;
   std::function<std::unique_ptr<ObjectInformer>(kube::RestClient&, boost::asio::io_context&)>
       make_informer;
+  /// The same kind over a fixed list of the API's objects, as a recording holds them (the
+  /// operator commands schedule on a snapshot): a source that never changes, whose start()
+  /// hands every object to the subscribers and the node sink once. An object the projection
+  /// refuses is left out and named in `errors`.
+  std::function<std::unique_ptr<ObjectInformer>(const std::vector<boost::json::value>& items,
+                                                std::vector<std::string>& errors)>
+      make_fixed;
 };
 
 }  // namespace koord::roles::scheduler

@@ -236,6 +236,9 @@ report() {
   kubectl_ get nodemetric "$node" -o jsonpath='{"NodeMetric:   cpu "}{.status.nodeMetric.nodeUsage.resources.cpu}{", memory "}{.status.nodeMetric.nodeUsage.resources.memory}{" in use (reported "}{.status.updateTime}{")\n"}' 2>/dev/null ||
     echo "NodeMetric:   none yet"
   echo
+  # The same state as the operator commands show it (docs/cli.md): kubectl koord top nodes.
+  "$KOORD" top nodes --kubeconfig "$KOORD_KUBECONFIG" || true
+  echo
   kubectl_ -n koord-demo get pods -o custom-columns='POD:.metadata.name,QOS:.metadata.labels.koordinator\.sh/qosClass,PRIORITY-CLASS:.spec.priorityClassName,PRIORITY:.spec.priority,SCHEDULER:.spec.schedulerName,NODE:.spec.nodeName,STATUS:.status.phase,BATCH-CPU:.spec.containers[0].resources.requests.kubernetes\.io/batch-cpu,CPU:.spec.containers[0].resources.requests.cpu'
   echo
   local cores cpus quota

@@ -21,5 +21,6 @@ std::span<const CliCommand> cliCommands();
 
 int runTop(const std::string& program, std::vector<std::string> args);
 int runSnapshot(const std::string& program, std::vector<std::string> args);
+int runExplain(const std::string& program, std::vector<std::string> args);
 
 }  // namespace koord::roles::cli

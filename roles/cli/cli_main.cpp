@@ -14,9 +14,11 @@
 namespace koord::roles::cli {
 namespace {
 
-constexpr std::array<CliCommand, 2> kCommands = {{
+constexpr std::array<CliCommand, 3> kCommands = {{
     {"top", "nodes|pods: each node's co-location state, each pod's usage against its requests",
      &runTop},
+    {"explain", "pod NS/NAME: what koord-scheduler's plugins make of the pod on each node",
+     &runExplain},
     {"snapshot", "writes the cluster's scheduling objects to a file the other commands read",
      &runSnapshot},
 }};

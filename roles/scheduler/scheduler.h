@@ -32,6 +32,25 @@
 
 namespace koord::roles::scheduler {
 
+/// What one scheduling cycle would make of a pod now, without reserving or binding it (koord
+/// explain): PreFilter's answer, every node's Filter answer, the scores of the nodes that pass.
+struct PodExplanation {
+  std::string profile;
+  /// Not success when a BeforePreFilter transformer or PreFilter refused the pod (plugin()
+  /// names which); no node is filtered then.
+  Status pre_filter;
+  struct NodeResult {
+    std::string node;
+    /// Success, or the first Filter plugin's refusal (plugin() names it).
+    Status filter;
+    /// The nodes that pass: each Score plugin's normalised score, and the weighted total.
+    std::vector<Framework::PluginScores> scores;
+    std::int64_t total = 0;
+  };
+  /// Every node, in the snapshot's order.
+  std::vector<NodeResult> nodes;
+};
+
 class Scheduler final : public NodeObjectSink {
  public:
   /// Builds every profile's framework (a bad profile is a startup error, thrown as
@@ -97,6 +116,11 @@ class Scheduler final : public NodeObjectSink {
   void setReservationOwnerHook(std::function<void()> hook) { owner_hook_ = std::move(hook); }
   SchedulerMetrics& metrics() { return metrics_; }
 
+  /// Runs PreFilter, Filter on every node (not only as many as a cycle needs) and Score on the
+  /// nodes that pass, for `pod` on the cache as it is, on the calling thread; nothing is
+  /// reserved, assumed or written. An error when no profile is the pod's scheduler or a plugin
+  /// fails. Not while the scheduling thread runs.
+  kube::Expected<PodExplanation> explain(const PodInfo& pod);
   /// The first profile's plugin of that name; null when no profile has it.
   Plugin* findPlugin(std::string_view name) const;
   /// Bindings started and not yet answered.

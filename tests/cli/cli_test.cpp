@@ -1,5 +1,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -130,6 +132,35 @@ TEST_CASE("operator commands: koord top, and kubectl koord as a plugin", "[cli]"
   auto missing = run({bin("koord"), "top", "nodes", "--snapshot", "/nonexistent/s.json"});
   CHECK(missing.exit_code == 1);
   CHECK(missing.err.find("/nonexistent/s.json: cannot open") != std::string::npos);
+}
+
+TEST_CASE("koord explain on the recording: the refusing plugin per node", "[cli]") {
+  const std::string recording =
+      std::string(KOORD_SOURCE_DIR) + "/tests/unit/cli/data/cluster-snapshot.json";
+  std::string ns;
+  {
+    std::ifstream in(recording);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    const boost::json::value snapshot = boost::json::parse(text);
+    for (const auto& item : snapshot.at("items").as_array()) {
+      if (item.at("kind").as_string() == "Pod")
+        ns = std::string(item.at("metadata").at("namespace").as_string());
+    }
+  }
+  REQUIRE_FALSE(ns.empty());
+  auto explain =
+      run({bin("kubectl-koord"), "explain", "pod", ns + "/ls-pending", "--snapshot", recording});
+  INFO(explain.err);
+  REQUIRE(explain.exit_code == 0);
+  CHECK(explain.out.find("LoadAwareScheduling   node(s) cpu usage exceed threshold") !=
+        std::string::npos);
+  CHECK(explain.out.find("fits 1 of 2 node(s)") != std::string::npos);
+  auto gone = run({bin("koord"), "explain", "pod", ns + "/nope", "--snapshot", recording});
+  CHECK(gone.exit_code == 1);
+  CHECK(gone.err.find("pod " + ns + "/nope is not in the snapshot") != std::string::npos);
+  auto usage = run({bin("koord"), "explain", "node", "x", "--snapshot", recording});
+  CHECK(usage.exit_code == 2);
+  CHECK(usage.err.find("explain pod NAMESPACE/NAME") != std::string::npos);
 }
 
 TEST_CASE("koord runs the runtime-proxy from its own executable, and loads no gRPC itself",

@@ -75,19 +75,23 @@ TEST_CASE("koord snapshot and koord top read a node's co-location state", "[cli]
   const std::string ns = koord::testing::uniqueName("koord-e2e-cli-ns");
   const std::string reservation = node + "-r";
 
+  const std::string hot = node + "-hot";
   struct Cleanup {
     koord::kube::RestClient& api;
-    std::string node, ns, reservation;
+    std::string node, hot, ns, reservation;
     ~Cleanup() {
-      (void)api.removeSync(named(kNodes, node));
-      (void)api.removeSync(named(kNodeMetrics, node));
+      (void)api.removeSync(named(kConfigMaps, "koord-scheduler-config", "koordinator-system"));
+      for (const auto& n : {node, hot}) {
+        (void)api.removeSync(named(kNodes, n));
+        (void)api.removeSync(named(kNodeMetrics, n));
+      }
       (void)api.removeSync(named(kNodeSLOs, node));
       (void)api.removeSync(named(kReservations, reservation));
       // No namespace controller runs here: the pods would outlive their namespace.
       koord::testing::removeAllPodsNow(api, ns);
       (void)api.removeSync(named(kNamespaces, ns));
     }
-  } cleanup{*api, node, ns, reservation};
+  } cleanup{*api, node, hot, ns, reservation};
 
   ok(api->createSync(
          kNamespaces,
@@ -108,6 +112,15 @@ TEST_CASE("koord snapshot and koord top read a node's co-location state", "[cli]
          json::object{{"status", {{"capacity", resources}, {"allocatable", resources}}}}),
      "node status");
 
+  // A second node whose NodeMetric says it is nearly busy: LoadAwareScheduling refuses it.
+  ok(api->createSync(
+         kNodes,
+         json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", hot}}}}),
+     "hot node");
+  ok(api->patchSync(
+         koord::testing::subresource(kNodes, "status", hot), koord::kube::PatchType::kMergePatch,
+         json::object{{"status", {{"capacity", resources}, {"allocatable", resources}}}}),
+     "hot node status");
   ok(api->createSync(named(kPods, "", ns),
                      boundPod(ns, "ls-web", node, {{"koordinator.sh/qosClass", "LS"}},
                               {{"cpu", "1"}, {"memory", "1Gi"}})),
@@ -120,6 +133,11 @@ TEST_CASE("koord snapshot and koord top read a node's co-location state", "[cli]
              {{"kubernetes.io/batch-cpu", "500"}, {"kubernetes.io/batch-memory", "512Mi"}})),
      "BE pod");
 
+  json::object pending = boundPod(ns, "ls-pending", "", {{"koordinator.sh/qosClass", "LS"}},
+                                  {{"cpu", "1"}, {"memory", "1Gi"}});
+  pending["spec"].as_object().erase("nodeName");
+  pending["spec"].as_object()["schedulerName"] = "koord-scheduler";
+  ok(api->createSync(named(kPods, "", ns), pending), "pending pod");
   const std::string updated = koord::kube::formatTime(std::chrono::system_clock::now() - 30s);
   ok(api->createSync(kNodeMetrics, json::object{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
                                                 {"kind", "NodeMetric"},
@@ -143,6 +161,42 @@ TEST_CASE("koord snapshot and koord top read a node's co-location state", "[cli]
   ok(api->patchSync(koord::testing::subresource(kNodeMetrics, "status", node),
                     koord::kube::PatchType::kMergePatch, json::object{{"status", status}}),
      "NodeMetric status");
+  ok(api->createSync(kNodeMetrics, json::object{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
+                                                {"kind", "NodeMetric"},
+                                                {"metadata", {{"name", hot}}}}),
+     "hot NodeMetric");
+  ok(api->patchSync(
+         koord::testing::subresource(kNodeMetrics, "status", hot),
+         koord::kube::PatchType::kMergePatch,
+         json::object{{"status",
+                       {{"updateTime", updated},
+                        {"nodeMetric",
+                         {{"nodeUsage", {{"resources", {{"cpu", "7"}, {"memory", "4Gi"}}}}}}}}}}),
+     "hot NodeMetric status");
+  // koord-scheduler's configuration as the cluster holds it: LoadAwareScheduling with
+  // Koordinator's default thresholds (cpu 65 %) beside the default plugins.
+  (void)api->createSync(kNamespaces, json::object{{"apiVersion", "v1"},
+                                                  {"kind", "Namespace"},
+                                                  {"metadata", {{"name", "koordinator-system"}}}});
+  ok(api->createSync(named(kConfigMaps, "", "koordinator-system"),
+                     json::object{{"apiVersion", "v1"},
+                                  {"kind", "ConfigMap"},
+                                  {"metadata", {{"name", "koord-scheduler-config"}}},
+                                  {"data",
+                                   {{"koord-scheduler-config",
+                                     "apiVersion: kubescheduler.config.k8s.io/v1beta2\n"
+                                     "kind: KubeSchedulerConfiguration\n"
+                                     "profiles:\n"
+                                     "- schedulerName: koord-scheduler\n"
+                                     "  plugins:\n"
+                                     "    filter:\n"
+                                     "      enabled:\n"
+                                     "      - name: LoadAwareScheduling\n"
+                                     "    score:\n"
+                                     "      enabled:\n"
+                                     "      - name: LoadAwareScheduling\n"
+                                     "        weight: 1\n"}}}}),
+     "koord-scheduler-config");
   ok(api->createSync(kNodeSLOs, json::object{{"apiVersion", "slo.koordinator.sh/v1alpha1"},
                                              {"kind", "NodeSLO"},
                                              {"metadata", {{"name", node}}},
@@ -226,6 +280,31 @@ TEST_CASE("koord snapshot and koord top read a node's co-location state", "[cli]
     CHECK(table.out.find("be-batch") != std::string::npos);
     CHECK(table.out.find("koord-batch") != std::string::npos);
     CHECK(table.out.find("500m") != std::string::npos);
+  }
+  SECTION("koord explain names the plugin that refuses a node") {
+    const std::string pod = ns + "/ls-pending";
+    auto live = runKoord({"explain", "pod", pod, kubeconfig});
+    INFO(live.out << live.err);
+    REQUIRE(live.exit_code == 0);
+    CHECK(live.out.find("ConfigMap koordinator-system/koord-scheduler-config") !=
+          std::string::npos);
+    // The hot node: 7 cores used plus the pod's estimate, over the 65 % threshold.
+    CHECK(live.out.find(hot + "   LoadAwareScheduling   node(s) cpu usage exceed threshold") !=
+          std::string::npos);
+    CHECK(live.out.find("fits 1 of 2 node(s), best " + node) != std::string::npos);
+    CHECK(live.out.find("1 node refuses at LoadAwareScheduling") != std::string::npos);
+    // The same from the file, as JSON.
+    auto recorded =
+        runKoord({"explain", "pod", "ls-pending", "-n", ns, "--snapshot", file, "-o", "json"});
+    INFO(recorded.err);
+    REQUIRE(recorded.exit_code == 0);
+    const json::value j = json::parse(recorded.out);
+    CHECK(j.at("profile").as_string() == "koord-scheduler");
+    const auto& nodes = j.at("nodes").as_array();
+    REQUIRE(nodes.size() == 2);
+    CHECK(nodes[0].at("name").as_string() == node);
+    CHECK(nodes[0].at("fits").as_bool());
+    CHECK(nodes[1].at("plugin").as_string() == "LoadAwareScheduling");
   }
   SECTION("a bad file or word is refused by name") {
     auto missing = runKoord({"top", "nodes", "--snapshot", tree.path("nope.json").string()});

@@ -14,6 +14,7 @@
 #include "output/table.h"
 #include "qosmanager/cpusuppress/cpu_suppress_calculator.h"
 #include "qosmanager/cpusuppress/suppress_strategy.h"
+#include "snapshot/object_fields.h"
 #include "top/pod_facts.h"
 #include "top/quantity_text.h"
 
@@ -38,22 +39,6 @@ std::optional<std::int64_t> optionalOf(const kube::ResourceList& list, std::stri
   if (it == list.end())
     return std::nullopt;
   return it->second.value();
-}
-
-const json::object* objectAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_object() ? &v->get_object() : nullptr;
-}
-
-std::string_view stringAt(const json::object* o, std::string_view key) {
-  if (o == nullptr)
-    return {};
-  const json::value* v = o->if_contains(key);
-  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
-
-std::string_view nameOf(const json::value& item) {
-  return stringAt(objectAt(item.get_object(), "metadata"), "name");
 }
 
 // The koordlet's suppression formula over what the NodeMetric reports: the node's usage, each
@@ -93,10 +78,10 @@ std::optional<std::int64_t> beCpuLimit(const noderesource::NodeView& node,
 std::vector<NodeTopRow> topNodes(const ClusterSnapshot& snapshot) {
   std::unordered_map<std::string, const json::value*> metrics;
   for (const auto& m : snapshot.of("NodeMetric"))
-    metrics.emplace(std::string(nameOf(m)), &m);
+    metrics.emplace(std::string(metaString(m, "name")), &m);
   std::unordered_map<std::string, const json::value*> slos;
   for (const auto& s : snapshot.of("NodeSLO"))
-    slos.emplace(std::string(nameOf(s)), &s);
+    slos.emplace(std::string(metaString(s, "name")), &s);
 
   std::vector<PodFacts> pods;
   std::unordered_map<std::string, std::vector<std::string>> pod_problems;
@@ -107,8 +92,8 @@ std::vector<NodeTopRow> topNodes(const ClusterSnapshot& snapshot) {
       continue;
     }
     // Counted nowhere, but said on the node it runs on.
-    const json::object* spec = objectAt(p.get_object(), "spec");
-    pod_problems[std::string(stringAt(spec, "nodeName"))].push_back(facts.error().message);
+    const json::object* spec = objectField(&p.get_object(), "spec");
+    pod_problems[std::string(stringField(spec, "nodeName"))].push_back(facts.error().message);
   }
   std::unordered_map<std::string, std::map<std::string, const PodFacts*>> pods_by_node;
   for (const auto& p : pods) {
@@ -118,25 +103,25 @@ std::vector<NodeTopRow> topNodes(const ClusterSnapshot& snapshot) {
   std::unordered_map<std::string, int> evictions;
   for (const auto& e : snapshot.of("Event")) {
     const json::object& o = e.get_object();
-    if (stringAt(&o, "reason") != "evictPodSuccess")
+    if (stringField(&o, "reason") != "evictPodSuccess")
       continue;
-    std::string_view host = stringAt(objectAt(o, "source"), "host");
+    std::string_view host = stringField(objectField(&o, "source"), "host");
     if (host.empty())
-      host = stringAt(&o, "reportingInstance");
+      host = stringField(&o, "reportingInstance");
     if (!host.empty())
       ++evictions[std::string(host)];
   }
   std::unordered_map<std::string, int> reservations;
   for (const auto& r : snapshot.of("Reservation")) {
-    const json::object* status = objectAt(r.get_object(), "status");
-    if (stringAt(status, "phase") == "Available" && !stringAt(status, "nodeName").empty())
-      ++reservations[std::string(stringAt(status, "nodeName"))];
+    const json::object* status = objectField(&r.get_object(), "status");
+    if (stringField(status, "phase") == "Available" && !stringField(status, "nodeName").empty())
+      ++reservations[std::string(stringField(status, "nodeName"))];
   }
 
   std::vector<NodeTopRow> rows;
   for (const auto& n : snapshot.of("Node")) {
     NodeTopRow row;
-    row.name = std::string(nameOf(n));
+    row.name = std::string(metaString(n, "name"));
     auto node = noderesource::decodeNodeView(n);
     if (!node) {
       row.problems.push_back(fmt::format("Node: {}", node.error().message));
@@ -191,9 +176,9 @@ std::vector<NodeTopRow> topNodes(const ClusterSnapshot& snapshot) {
       }
     }
     if (auto it = slos.find(row.name); it != slos.end()) {
-      const json::object* spec = objectAt(it->second->get_object(), "spec");
+      const json::object* spec = objectField(&it->second->get_object(), "spec");
       const json::object* threshold =
-          spec ? objectAt(*spec, "resourceUsedThresholdWithBE") : nullptr;
+          spec ? objectField(spec, "resourceUsedThresholdWithBE") : nullptr;
       if (threshold != nullptr) {
         auto strategy = qos::decodeCPUSuppressStrategy(*threshold);
         if (!strategy) {

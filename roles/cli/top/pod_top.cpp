@@ -10,6 +10,7 @@
 #include "koord/core/saturating.h"
 #include "koord/kube/time.h"
 #include "output/table.h"
+#include "snapshot/object_fields.h"
 #include "top/pod_facts.h"
 #include "top/quantity_text.h"
 
@@ -40,14 +41,6 @@ std::int64_t valueSum(const kube::ResourceList& list,
       sum = saturatingAdd(sum, it->second.value());
   }
   return sum;
-}
-
-std::string_view metaString(const json::value& item, std::string_view key) {
-  const json::value* meta = item.get_object().if_contains("metadata");
-  if (meta == nullptr || !meta->is_object())
-    return {};
-  const json::value* v = meta->get_object().if_contains(key);
-  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
 }
 
 }  // namespace

@@ -101,6 +101,18 @@ class Framework final : public FrameworkHandle {
   kube::Expected<std::vector<NodeScore>> runScorePlugins(const CycleState& state,
                                                          const PodInfo& pod,
                                                          const std::vector<const NodeInfo*>& nodes);
+  /// One Score plugin's part in the scores (koord explain).
+  struct PluginScores {
+    std::string plugin;
+    std::int64_t weight = 1;
+    /// Normalised, in [0, 100], in the order of the nodes given; a node's total adds
+    /// weight x score over the plugins.
+    std::vector<std::int64_t> scores;
+  };
+  /// Each Score plugin's scores on `nodes` in plugin order, serially and untimed, leaving out
+  /// the plugins PreScore skipped (call runPreScorePlugins first): what runScorePlugins sums.
+  kube::Expected<std::vector<PluginScores>> scoreByPlugin(
+      const CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& nodes) const;
   Status runReservePlugins(CycleState& state, const PodInfo& pod, const std::string& node);
   /// In reverse order, every Reserve plugin (also those after the one that failed).
   void runUnreservePlugins(CycleState& state, const PodInfo& pod, const std::string& node);

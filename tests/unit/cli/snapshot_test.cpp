@@ -26,9 +26,10 @@ std::string withItems(std::string_view items) {
 TEST_CASE("the recorded snapshot reads, and writes back line for line", "[cli][snapshot]") {
   auto snapshot = readSnapshotFile(kRecording);
   REQUIRE(snapshot.has_value());
-  CHECK(snapshot->of("Node").size() == 1);
-  CHECK(snapshot->of("Pod").size() == 2);
-  CHECK(snapshot->of("NodeMetric").size() == 1);
+  CHECK(snapshot->of("Node").size() == 2);
+  CHECK(snapshot->of("Pod").size() == 3);
+  CHECK(snapshot->of("NodeMetric").size() == 2);
+  CHECK(snapshot->of("ConfigMap").size() == 2);
   CHECK(snapshot->of("NodeSLO").size() == 1);
   CHECK(snapshot->of("Reservation").size() == 1);
   CHECK(snapshot->of("Device").empty());

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "recording.h"
 #include "snapshot/cluster_snapshot.h"
 #include "top/node_top.h"
 #include "top/pod_top.h"
@@ -11,16 +12,6 @@ namespace json = boost::json;
 using namespace koord::roles::cli;
 
 namespace {
-
-ClusterSnapshot recording() {
-  auto s = readSnapshotFile(std::string(KOORD_CLI_DATA_DIR) + "/cluster-snapshot.json");
-  REQUIRE(s.has_value());
-  return std::move(*s);
-}
-
-std::string nodeName(const ClusterSnapshot& s) {
-  return std::string(s.of("Node").at(0).at("metadata").at("name").as_string());
-}
 
 ClusterSnapshot parsed(std::string_view items) {
   auto s = parseSnapshot(
@@ -35,12 +26,17 @@ ClusterSnapshot parsed(std::string_view items) {
 
 // The recording: an 8-core node with batch-cpu 3000, an LS pod using 1200m and a BE pod 300m
 // of the node's 2000m, CPU suppression at 65 % by cfsQuota, one eviction Event, one Available
-// Reservation, the NodeMetric updated 31 s before the snapshot was taken.
+// Reservation, the NodeMetric updated 31 s before the snapshot was taken; beside it a "hot"
+// node using 7 of its 8 cores, and a pending pod for koord-scheduler.
 TEST_CASE("top nodes on the recorded snapshot", "[cli][top]") {
   const ClusterSnapshot s = recording();
   auto rows = topNodes(s);
-  REQUIRE(rows.size() == 1);
+  REQUIRE(rows.size() == 2);
   const NodeTopRow& r = rows[0];
+  CHECK(r.name == nodeName(s));
+  CHECK(rows[1].name == nodeName(s) + "-hot");
+  CHECK(rows[1].node_cpu_used_milli == 7000);
+  CHECK_FALSE(rows[1].be_cpu_limit_milli.has_value());
   CHECK(r.cpu_allocatable_milli == 8000);
   CHECK(r.node_cpu_used_milli == 2000);
   CHECK(r.ls_cpu_used_milli == 1200);
@@ -60,18 +56,20 @@ TEST_CASE("top nodes on the recorded snapshot", "[cli][top]") {
   CHECK(r.problems.empty());
 
   const std::string name = nodeName(s);
-  const std::string pad(name.size() - 4, ' ');
-  CHECK(nodeTopTable(rows) ==
+  // The NAME column is as wide as the hot node's name, four longer.
+  const std::string pad(name.size(), ' ');
+  const std::string table = nodeTopTable(rows);
+  CHECK(table.substr(0, table.find('\n', table.find('\n') + 1) + 1) ==
         "NAME" + pad +
             "   CPU-ALLOC   LS-CPU   BE-CPU   BATCH-CPU   MID-CPU   BE-CPU-LIMIT   MEM-ALLOC   "
             "LS-MEM   BE-MEM   BATCH-MEM   MID-MEM   PODS(LS/BE)   EVICTIONS   RESERVATIONS   "
             "METRIC-AGE\n" +
-            name +
+            name + "    " +
             "   8000m       1200m    300m     3000m       <none>    3500m          16384Mi     "
             "1024Mi   256Mi    4096Mi      <none>    1/1           1           1              "
             "31s\n");
   const json::value j = nodeTopJson(s, rows);
-  CHECK(j.at("takenAt").as_string() == "2026-11-30T07:29:59Z");
+  CHECK(j.at("takenAt").as_string() == "2026-11-30T08:14:21Z");
   const json::value& cpu = j.at("nodes").at(0).at("cpu");
   CHECK(cpu.at("beLimitMilli").as_int64() == 3500);
   CHECK(cpu.at("midAllocatableMilli").is_null());
@@ -80,7 +78,12 @@ TEST_CASE("top nodes on the recorded snapshot", "[cli][top]") {
 TEST_CASE("top pods on the recorded snapshot", "[cli][top]") {
   const ClusterSnapshot s = recording();
   auto rows = topPods(s, {});
-  REQUIRE(rows.size() == 2);
+  REQUIRE(rows.size() == 3);
+  const PodTopRow& pending = rows[1];
+  CHECK(pending.name == "ls-pending");
+  CHECK(pending.node_name.empty());
+  CHECK_FALSE(pending.cpu_used_milli.has_value());
+  rows.erase(rows.begin() + 1);
   const PodTopRow& be = rows[0];
   CHECK(be.name == "be-batch");
   CHECK(be.qos == "BE");
@@ -103,6 +106,7 @@ TEST_CASE("top pods on the recorded snapshot", "[cli][top]") {
   CHECK(podTopTable(rows, false).rfind("NAMESPACE ", 0) == 0);
   CHECK(topPods(s, {"elsewhere", ""}).empty());
   CHECK(topPods(s, {"", nodeName(s)}).size() == 2);
+  CHECK(topPods(s, {"", nodeName(s) + "-hot"}).empty());
   CHECK(topPods(s, {"", "other-node"}).empty());
 }
 

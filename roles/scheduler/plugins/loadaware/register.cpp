@@ -34,11 +34,17 @@ loadaware::TimePoint coarseNow() {
 }  // namespace
 
 void registerLoadAwareScheduling(PluginRegistry& registry) {
+  registerLoadAwareScheduling(registry, coarseNow);
+}
+
+void registerLoadAwareScheduling(PluginRegistry& registry,
+                                 std::function<std::chrono::system_clock::time_point()> now) {
   using loadaware::LoadAwareSchedulingArgs;
   PluginFactory factory = makePluginFactory<LoadAwareSchedulingArgs>(
       loadaware::decodeLoadAwareSchedulingArgs,
-      [](std::shared_ptr<const LoadAwareSchedulingArgs> args, FrameworkHandle& handle) {
-        return loadaware::createLoadAwareScheduling(std::move(args), handle, coarseNow);
+      [now = std::move(now)](std::shared_ptr<const LoadAwareSchedulingArgs> args,
+                             FrameworkHandle& handle) {
+        return loadaware::createLoadAwareScheduling(std::move(args), handle, now);
       },
       fmt::format("{}: want args of type {}", loadaware::kPluginName, loadaware::kArgsKind));
   factory.objects.push_back(declareInformer<apis::NodeMetric>({

@@ -290,7 +290,10 @@ class FixedObjectSource final : public ObjectInformer, public ObjectSource<T> {
   }
   void connect(NodeObjectSink& sink) override { sink_ = &sink; }
   void start() override {
-    for (const auto& [key, object] : objects_) {
+    // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+    for (const auto& entry : objects_) {
+      const std::string& key = entry.first;
+      const std::shared_ptr<const T> object = entry.second;
       if (!inNamespace(key))
         continue;
       for (const auto& h : subscribers_) {

@@ -9,6 +9,7 @@
 
 #include "framework/plugin_registry.h"
 #include "framework/reservation_info.h"
+#include "koord/apis/input_limits.h"
 #include "koord/core/metrics.h"
 #include "plugins/loadaware/load_aware.h"
 #include "plugins/loadaware/register.h"
@@ -100,6 +101,12 @@ config::SchedulerConfig loadConfig(const ClusterSnapshot& snapshot,
         data && data->is_object() ? data->get_object().if_contains(kConfigMapName) : nullptr;
     if (text == nullptr || !text->is_string())
       throw std::runtime_error(fmt::format("{}: no data.{}", source, kConfigMapName));
+    // A hand-edited snapshot is not held to the API server's size for a ConfigMap.
+    if (text->get_string().size() > apis::kMaxConfigMapValueBytes) {
+      throw std::runtime_error(fmt::format("{}: data.{} holds {} bytes, more than the {} allowed",
+                                           source, kConfigMapName, text->get_string().size(),
+                                           apis::kMaxConfigMapValueBytes));
+    }
     auto config = config::parseSchedulerConfigText(text->get_string(), registry);
     if (!config)
       throw std::runtime_error(fmt::format("{}: {}", source, config.error().message));

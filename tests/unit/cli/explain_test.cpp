@@ -109,6 +109,12 @@ TEST_CASE("explain's configuration: a file, or a clear error without one", "[cli
   tree.write("bad.yaml", "profiles: [1]\n");
   options.config_file = tree.path("bad.yaml").string();
   CHECK_THROWS_WITH(SnapshotScheduler(s, options), Catch::Contains("bad.yaml"));
+  // A configuration bigger than a ConfigMap may hold is refused before it is parsed.
+  for (auto& cm : s.objects["ConfigMap"]) {
+    if (cm.at("metadata").at("name").as_string() == "koord-scheduler-config")
+      cm.at("data").as_object()["koord-scheduler-config"] = std::string((1 << 20) + 1, '#');
+  }
+  CHECK_THROWS_WITH(SnapshotScheduler(s, {}), Catch::Contains("holds 1048577 bytes"));
   s.objects.erase("ConfigMap");
   CHECK_THROWS_WITH(SnapshotScheduler(s, {}),
                     Catch::Contains("no ConfigMap koordinator-system/koord-scheduler-config"));
